@@ -1,0 +1,179 @@
+//! The response body: frames of a reply (one or a stream) followed by the status trailers.
+
+use std::{
+    convert::Infallible,
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+use http_body::{Body, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+use crate::{Code, Status, codec::HEADER_LEN, compression::Encoding, service::FrameStream};
+
+/// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
+/// streams are polled with the call's deadline and end with the status in the trailers.
+pub struct ResponseBody(Kind);
+
+enum Kind {
+    /// Trailers-only responses: the status travelled in the headers.
+    Empty,
+    Unary {
+        data: Option<Bytes>,
+        trailers: Option<HeaderMap>,
+    },
+    Stream(Box<StreamState>),
+    /// Any other body (plain HTTP answers), boxed.
+    Other(Box<dyn Body<Data = Bytes, Error = Infallible> + Send + Unpin>),
+}
+
+struct StreamState {
+    frames: FrameStream,
+    trailers: Option<HeaderMap>,
+    deadline: Option<Pin<Box<Sleep>>>,
+    compress: Option<Encoding>,
+    max_send: usize,
+}
+
+/// The trailers that close a call: user trailers plus `grpc-status` (and `grpc-message`).
+pub(crate) fn status_trailers(mut trailers: HeaderMap, status: Option<&Status>) -> HeaderMap {
+    match status {
+        None => {
+            trailers.insert("grpc-status", Code::Ok.header_value());
+        }
+        Some(s) => s.write_to(&mut trailers),
+    }
+    trailers
+}
+
+/// Compresses a frame when asked to, and checks the send limit.
+pub(crate) fn outgoing_frame(
+    frame: Bytes,
+    compress: Option<Encoding>,
+    max_send: usize,
+) -> Result<Bytes, Status> {
+    let len = frame.len() - HEADER_LEN;
+    if len > max_send {
+        return Err(Status::resource_exhausted(format!(
+            "grpc: trying to send message larger than max ({len} vs. {max_send})"
+        )));
+    }
+    Ok(match compress {
+        Some(enc) => enc.compress_frame(&frame[HEADER_LEN..]),
+        None => frame,
+    })
+}
+
+impl ResponseBody {
+    /// A body with nothing in it.
+    pub fn empty() -> Self {
+        ResponseBody(Kind::Empty)
+    }
+
+    pub(crate) fn unary(data: Bytes, trailers: HeaderMap) -> Self {
+        ResponseBody(Kind::Unary {
+            data: Some(data),
+            trailers: Some(trailers),
+        })
+    }
+
+    pub(crate) fn stream(
+        frames: FrameStream,
+        trailers: HeaderMap,
+        deadline: Option<Instant>,
+        compress: Option<Encoding>,
+        max_send: usize,
+    ) -> Self {
+        ResponseBody(Kind::Stream(Box::new(StreamState {
+            frames,
+            trailers: Some(trailers),
+            deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
+            compress,
+            max_send,
+        })))
+    }
+
+    /// Wraps any other body (plain-HTTP answers share the server's response type).
+    pub fn other(
+        body: impl Body<Data = Bytes, Error = Infallible> + Send + Unpin + 'static,
+    ) -> Self {
+        ResponseBody(Kind::Other(Box::new(body)))
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut self.0 {
+            Kind::Empty => Poll::Ready(None),
+            Kind::Unary { data, trailers } => Poll::Ready(match data.take() {
+                Some(d) => Some(Ok(Frame::data(d))),
+                None => trailers.take().map(|t| Ok(Frame::trailers(t))),
+            }),
+            Kind::Stream(s) => s.poll(cx),
+            Kind::Other(b) => Pin::new(b).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.0 {
+            Kind::Empty => true,
+            Kind::Unary { data, trailers } => data.is_none() && trailers.is_none(),
+            Kind::Stream(s) => s.trailers.is_none(),
+            Kind::Other(b) => b.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.0 {
+            Kind::Empty => SizeHint::with_exact(0),
+            Kind::Other(b) => b.size_hint(),
+            _ => SizeHint::default(),
+        }
+    }
+}
+
+impl StreamState {
+    fn finish(
+        &mut self,
+        status: Option<&Status>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let trailers = self.trailers.take().map(|t| status_trailers(t, status));
+        self.deadline = None;
+        Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))))
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.trailers.is_none() {
+            return Poll::Ready(None);
+        }
+        if let Some(d) = &mut self.deadline {
+            if d.as_mut().poll(cx).is_ready() {
+                return self.finish(Some(&Status::deadline_exceeded(
+                    "context deadline exceeded",
+                )));
+            }
+        }
+        match self.frames.as_mut().poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => self.finish(None),
+            Poll::Ready(Some(Err(status))) => self.finish(Some(&status)),
+            Poll::Ready(Some(Ok(frame))) => {
+                match outgoing_frame(frame, self.compress, self.max_send) {
+                    Ok(f) => Poll::Ready(Some(Ok(Frame::data(f)))),
+                    Err(status) => self.finish(Some(&status)),
+                }
+            }
+        }
+    }
+}
+
+/// A response header value for `content-type: application/grpc`.
+pub(crate) const GRPC_CONTENT_TYPE: HeaderValue = HeaderValue::from_static("application/grpc");

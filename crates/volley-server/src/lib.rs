@@ -1,0 +1,41 @@
+//! volley-server: a gRPC server framework on tokio and hyper.
+//!
+//! Register [`Service`]s built from typed handlers, then [`Server::serve`] them on a listener you
+//! bound. One handler answers every call kind; the server adds deadlines, gzip, health, reflection,
+//! message limits, TLS and a graceful drain.
+//!
+//! Layout: `status`/`timeout`/`codec`/`compression` are the wire pieces; `service` and `router` hold
+//! handlers; `call` runs one call and `body` writes its response; `server` owns listeners and
+//! connections; `tls`, `health` and `reflection` are the batteries.
+
+mod body;
+mod call;
+pub mod codec;
+pub mod compression;
+pub mod health;
+pub mod pb;
+pub mod reflection;
+mod request;
+mod router;
+mod server;
+mod service;
+mod status;
+mod streaming;
+pub mod timeout;
+pub mod tls;
+
+pub use body::ResponseBody;
+pub use request::{Request, Response};
+pub use server::{ServeError, Server, ServerBuilder};
+
+/// The server's documented defaults.
+pub mod server_defaults {
+    pub use crate::server::{
+        DEFAULT_CONNECTION_WINDOW as CONNECTION_WINDOW, DEFAULT_GRACE_PERIOD as GRACE_PERIOD,
+        DEFAULT_MAX_CONCURRENT_STREAMS as MAX_CONCURRENT_STREAMS,
+        DEFAULT_STREAM_WINDOW as STREAM_WINDOW,
+    };
+}
+pub use service::{Service, ServiceBuilder};
+pub use status::{ALL_CODES, Code, Status};
+pub use streaming::Streaming;

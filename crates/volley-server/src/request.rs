@@ -1,0 +1,138 @@
+//! What a handler receives (`Request`) and returns (`Response`): a message plus its metadata.
+
+use std::time::Duration;
+
+use http::HeaderMap;
+use tokio::time::Instant;
+
+/// A call's input: the request message (or stream), its metadata and its deadline.
+#[derive(Debug)]
+pub struct Request<T> {
+    metadata: HeaderMap,
+    deadline: Option<Instant>,
+    message: T,
+}
+
+impl<T> Request<T> {
+    /// A request with no metadata and no deadline (for calling handlers directly in tests).
+    pub fn new(message: T) -> Request<T> {
+        Request {
+            metadata: HeaderMap::new(),
+            deadline: None,
+            message,
+        }
+    }
+
+    pub(crate) fn from_parts(metadata: HeaderMap, deadline: Option<Instant>, message: T) -> Self {
+        Request {
+            metadata,
+            deadline,
+            message,
+        }
+    }
+
+    /// The request headers (gRPC metadata, plus the HTTP/2 ones such as `content-type`).
+    pub fn metadata(&self) -> &HeaderMap {
+        &self.metadata
+    }
+
+    /// The instant the call's deadline (`grpc-timeout`) expires, if the client set one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Time left before the deadline, if any.
+    pub fn time_left(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The message (or inbound stream).
+    pub fn get_ref(&self) -> &T {
+        &self.message
+    }
+
+    /// Mutable message (or inbound stream).
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.message
+    }
+
+    /// Takes the message, dropping the metadata.
+    pub fn into_inner(self) -> T {
+        self.message
+    }
+
+    /// Splits into metadata and message.
+    pub fn into_parts(self) -> (HeaderMap, T) {
+        (self.metadata, self.message)
+    }
+
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Request<U> {
+        Request {
+            metadata: self.metadata,
+            deadline: self.deadline,
+            message: f(self.message),
+        }
+    }
+
+    pub(crate) fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Request<U>, E> {
+        Ok(Request {
+            metadata: self.metadata,
+            deadline: self.deadline,
+            message: f(self.message)?,
+        })
+    }
+}
+
+/// A call's output: the reply message (or stream), initial metadata and trailing metadata.
+#[derive(Debug)]
+pub struct Response<T> {
+    metadata: HeaderMap,
+    trailers: HeaderMap,
+    message: T,
+}
+
+impl<T> Response<T> {
+    /// A response with no extra metadata. `HeaderMap::new` does not allocate.
+    pub fn new(message: T) -> Response<T> {
+        Response {
+            metadata: HeaderMap::new(),
+            trailers: HeaderMap::new(),
+            message,
+        }
+    }
+
+    /// Initial metadata, sent with the response headers.
+    pub fn metadata_mut(&mut self) -> &mut HeaderMap {
+        &mut self.metadata
+    }
+
+    /// Trailing metadata, sent beside `grpc-status`.
+    pub fn trailers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.trailers
+    }
+
+    /// The message.
+    pub fn get_ref(&self) -> &T {
+        &self.message
+    }
+
+    /// Maps the message, keeping the metadata.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Response<U> {
+        Response {
+            metadata: self.metadata,
+            trailers: self.trailers,
+            message: f(self.message),
+        }
+    }
+
+    pub(crate) fn into_parts(self) -> (HeaderMap, T, HeaderMap) {
+        (self.metadata, self.message, self.trailers)
+    }
+}
+
+impl<T> From<T> for Response<T> {
+    fn from(message: T) -> Self {
+        Response::new(message)
+    }
+}

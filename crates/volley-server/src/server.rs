@@ -1,0 +1,367 @@
+//! `Server`: the builder, the accept loop, one task per connection (h2c, TLS, or both sniffed on one
+//! port), and the graceful drain.
+
+use std::{convert::Infallible, future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use hyper::{body::Incoming, service::service_fn};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::{
+        conn::auto,
+        graceful::{GracefulShutdown, Watcher},
+    },
+};
+use prost_reflect::DescriptorPool;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+use tracing::{debug, info, warn};
+
+use crate::{
+    ResponseBody, Service,
+    call::{is_grpc_content_type, plain, serve_grpc},
+    codec::{DEFAULT_MAX_RECV, DEFAULT_MAX_SEND},
+    health::HealthReporter,
+    pb::health::health_check_response::ServingStatus,
+    router::Router,
+};
+
+/// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
+/// seeds' highest concurrency on one connection (500).
+pub const DEFAULT_MAX_CONCURRENT_STREAMS: u32 = 1024;
+/// Default time in-flight calls get to finish once a drain starts.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
+/// Default HTTP/2 stream window (grpc-go starts at 64 KiB and grows it; a larger start saves the ramp).
+pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
+/// Default HTTP/2 connection window.
+pub const DEFAULT_CONNECTION_WINDOW: u32 = 2 * 1024 * 1024;
+/// How long a TLS handshake may take before the connection is dropped.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Errors from building or running a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A registered descriptor set did not decode or link.
+    #[error("invalid file descriptor set: {0}")]
+    Descriptor(#[from] prost_reflect::DescriptorError),
+    /// The listener failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Per-call limits and switches, read on every call.
+pub(crate) struct Limits {
+    pub(crate) max_recv: usize,
+    pub(crate) max_send: usize,
+    pub(crate) send_compression: bool,
+}
+
+/// What every call of a server shares.
+pub(crate) struct Shared {
+    pub(crate) router: Router,
+    pub(crate) limits: Limits,
+}
+
+/// Configures a [`Server`].
+#[must_use]
+pub struct ServerBuilder {
+    services: Vec<Service>,
+    descriptor_sets: Vec<Bytes>,
+    limits: Limits,
+    max_concurrent_streams: u32,
+    keepalive: Option<Duration>,
+    grace: Duration,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    also_plaintext: bool,
+    health: bool,
+    reflection: bool,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            services: Vec::new(),
+            descriptor_sets: Vec::new(),
+            limits: Limits {
+                max_recv: DEFAULT_MAX_RECV,
+                max_send: DEFAULT_MAX_SEND,
+                send_compression: false,
+            },
+            max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
+            keepalive: None,
+            grace: DEFAULT_GRACE_PERIOD,
+            tls: None,
+            also_plaintext: false,
+            health: true,
+            reflection: true,
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Registers a service.
+    pub fn add_service(mut self, service: Service) -> Self {
+        self.services.push(service);
+        self
+    }
+
+    /// Adds an encoded `FileDescriptorSet` describing registered services, for reflection.
+    pub fn file_descriptor_set(mut self, fds: impl Into<Bytes>) -> Self {
+        self.descriptor_sets.push(fds.into());
+        self
+    }
+
+    /// Largest request message accepted (default 4 MiB); larger ones get RESOURCE_EXHAUSTED.
+    pub fn max_recv_message_size(mut self, bytes: usize) -> Self {
+        self.limits.max_recv = bytes;
+        self
+    }
+
+    /// Largest reply message sent; larger ones end the call with RESOURCE_EXHAUSTED.
+    pub fn max_send_message_size(mut self, bytes: usize) -> Self {
+        self.limits.max_send = bytes;
+        self
+    }
+
+    /// Compress replies with gzip when the client accepts it.
+    pub fn send_compressed(mut self, on: bool) -> Self {
+        self.limits.send_compression = on;
+        self
+    }
+
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` advertised to clients.
+    pub fn max_concurrent_streams(mut self, n: u32) -> Self {
+        self.max_concurrent_streams = n;
+        self
+    }
+
+    /// Send HTTP/2 PINGs this often and drop a connection that does not answer within as long.
+    pub fn keepalive(mut self, interval: Option<Duration>) -> Self {
+        self.keepalive = interval;
+        self
+    }
+
+    /// How long in-flight calls may run once a drain starts.
+    pub fn grace_period(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Serve TLS with this config (its ALPN list should offer `h2`).
+    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// With TLS set, also accept plaintext h2c on the same port (told apart by the first byte).
+    pub fn also_plaintext(mut self, on: bool) -> Self {
+        self.also_plaintext = on;
+        self
+    }
+
+    /// Serve `grpc.health.v1.Health` (default on).
+    pub fn health(mut self, on: bool) -> Self {
+        self.health = on;
+        self
+    }
+
+    /// Serve server reflection v1 and v1alpha (default on).
+    pub fn reflection(mut self, on: bool) -> Self {
+        self.reflection = on;
+        self
+    }
+
+    /// Builds the server; fails only when a descriptor set is invalid.
+    pub fn build(self) -> Result<Server, ServeError> {
+        let mut router = Router::default();
+        let reporter = HealthReporter::default();
+        let mut names: Vec<String> = self.services.iter().map(|s| s.name.clone()).collect();
+        for s in self.services {
+            router.add(s);
+        }
+        if self.health {
+            reporter.set("", ServingStatus::Serving);
+            for n in &names {
+                reporter.set(n, ServingStatus::Serving);
+            }
+            router.add(reporter.service());
+            names.push(crate::health::SERVICE_NAME.to_owned());
+        }
+        if self.reflection {
+            let mut pool = DescriptorPool::new();
+            pool.decode_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)?;
+            for fds in &self.descriptor_sets {
+                pool.decode_file_descriptor_set(fds.clone())?;
+            }
+            names.extend(crate::reflection::SERVICE_NAMES.map(String::from));
+            for s in crate::reflection::services(pool, names) {
+                router.add(s);
+            }
+        }
+        let mut conn = auto::Builder::new(TokioExecutor::new());
+        conn.http1().timer(TokioTimer::new());
+        conn.http2()
+            .timer(TokioTimer::new())
+            .auto_date_header(false)
+            .max_concurrent_streams(self.max_concurrent_streams)
+            .initial_stream_window_size(DEFAULT_STREAM_WINDOW)
+            .initial_connection_window_size(DEFAULT_CONNECTION_WINDOW)
+            .keep_alive_interval(self.keepalive)
+            .keep_alive_timeout(self.keepalive.unwrap_or(Duration::from_secs(20)));
+        Ok(Server {
+            conn: Arc::new(ConnContext {
+                shared: Arc::new(Shared {
+                    router,
+                    limits: self.limits,
+                }),
+                builder: conn,
+                tls: self.tls.map(TlsAcceptor::from),
+                also_plaintext: self.also_plaintext,
+            }),
+            grace: self.grace,
+            health: reporter,
+        })
+    }
+}
+
+/// A built server, ready to [`serve`](Server::serve) listeners.
+pub struct Server {
+    conn: Arc<ConnContext>,
+    grace: Duration,
+    health: HealthReporter,
+}
+
+/// What each connection task needs.
+struct ConnContext {
+    shared: Arc<Shared>,
+    builder: auto::Builder<TokioExecutor>,
+    tls: Option<TlsAcceptor>,
+    also_plaintext: bool,
+}
+
+impl Server {
+    /// Starts configuring a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The health reporter; set statuses while serving.
+    pub fn health(&self) -> &HealthReporter {
+        &self.health
+    }
+
+    /// True when the server speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.conn.tls.is_some()
+    }
+
+    /// Accepts connections on `listener` until `shutdown` completes, then drains: stops accepting,
+    /// marks health NOT_SERVING, sends GOAWAY, and waits up to the grace period for in-flight calls.
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
+        let graceful = GracefulShutdown::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                r = listener.accept() => r,
+            };
+            match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let ctx = self.conn.clone();
+                    tokio::spawn(ctx.serve_connection(stream, peer, graceful.watcher()));
+                }
+                Err(e) if is_per_connection(&e) => debug!("accept: {e}"),
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    warn!("accept failed: {e}; retrying in 100 ms");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        drop(listener);
+        self.health.shutdown();
+        let open = graceful.count();
+        info!(
+            "draining {open} connection(s), grace period {:?}",
+            self.grace
+        );
+        tokio::select! {
+            () = graceful.shutdown() => info!("drained"),
+            () = tokio::time::sleep(self.grace) => warn!("grace period over; closing the remaining connections"),
+        }
+        Ok(())
+    }
+}
+
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+    )
+}
+
+/// The first byte of a TLS ClientHello record.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+impl ConnContext {
+    async fn serve_connection(
+        self: Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        watcher: Watcher,
+    ) {
+        let Some(acceptor) = &self.tls else {
+            return self.serve_io(stream, peer, watcher).await;
+        };
+        if self.also_plaintext {
+            let mut first = [0u8; 1];
+            match stream.peek(&mut first).await {
+                Ok(1) if first[0] != TLS_HANDSHAKE_RECORD => {
+                    return self.serve_io(stream, peer, watcher).await;
+                }
+                Ok(1) => {}
+                _ => return,
+            }
+        }
+        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => self.serve_io(tls, peer, watcher).await,
+            Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
+            Err(_) => debug!("TLS handshake with {peer} timed out"),
+        }
+    }
+
+    async fn serve_io<I>(&self, io: I, peer: SocketAddr, watcher: Watcher)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        let svc = service_fn(move |req| {
+            let shared = shared.clone();
+            async move { Ok::<_, Infallible>(route(shared, req).await) }
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(io), svc);
+        if let Err(e) = watcher.watch(conn.into_owned()).await {
+            debug!("connection from {peer} ended: {e}");
+        }
+    }
+}
+
+/// Picks the protocol for a request. gRPC is the only one so far; anything else is told so.
+async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Response<ResponseBody> {
+    if is_grpc_content_type(req.headers()) {
+        return serve_grpc(shared, req).await;
+    }
+    plain(
+        http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "volley: this port speaks gRPC (content-type: application/grpc)\n",
+    )
+}

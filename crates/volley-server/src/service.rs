@@ -1,0 +1,163 @@
+//! `Service`: a named set of typed method handlers, erased once at registration to byte handlers.
+//!
+//! Each call costs one boxed future (the price of storing handlers of different types in one
+//! router); decoding and encoding are monomorphised per method, so no other dispatch happens.
+
+use std::{future::Future, pin::Pin, sync::Arc};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::StreamExt;
+use prost::Message;
+
+use crate::{Request, Response, Status, Streaming, codec::encode_frame, streaming::RawStreaming};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// Encoded, uncompressed frames of a response stream.
+pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send + 'static>>;
+
+type UnaryFn = dyn Fn(Request<Bytes>) -> BoxFuture<Result<Response<Bytes>, Status>> + Send + Sync;
+type ServerStreamFn =
+    dyn Fn(Request<Bytes>) -> BoxFuture<Result<Response<FrameStream>, Status>> + Send + Sync;
+type ClientStreamFn =
+    dyn Fn(Request<RawStreaming>) -> BoxFuture<Result<Response<Bytes>, Status>> + Send + Sync;
+type BidiFn =
+    dyn Fn(Request<RawStreaming>) -> BoxFuture<Result<Response<FrameStream>, Status>> + Send + Sync;
+
+/// A method handler with its call kind; bytes in, encoded frames out.
+#[derive(Clone)]
+pub(crate) enum Handler {
+    Unary(Arc<UnaryFn>),
+    ServerStreaming(Arc<ServerStreamFn>),
+    ClientStreaming(Arc<ClientStreamFn>),
+    Bidi(Arc<BidiFn>),
+}
+
+/// A gRPC service: its fully-qualified name and its methods.
+pub struct Service {
+    pub(crate) name: String,
+    pub(crate) methods: Vec<(String, Handler)>,
+}
+
+impl Service {
+    /// Starts a service named `name` (fully qualified: `package.Service`).
+    pub fn builder(name: impl Into<String>) -> ServiceBuilder {
+        ServiceBuilder {
+            service: Service {
+                name: name.into(),
+                methods: Vec::new(),
+            },
+        }
+    }
+
+    /// The fully-qualified service name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Adds methods to a [`Service`].
+#[must_use]
+pub struct ServiceBuilder {
+    service: Service,
+}
+
+fn decode<M: Message + Default>(req: Request<Bytes>) -> Result<Request<M>, Status> {
+    req.try_map(|b| {
+        M::decode(b)
+            .map_err(|e| Status::internal(format!("grpc: error unmarshalling request: {e}")))
+    })
+}
+
+fn encode_stream<M, S>(s: S) -> FrameStream
+where
+    M: Message + 'static,
+    S: Stream<Item = Result<M, Status>> + Send + 'static,
+{
+    Box::pin(s.map(|r| r.map(|m| encode_frame(&m))))
+}
+
+impl ServiceBuilder {
+    fn add(mut self, method: &str, h: Handler) -> Self {
+        self.service.methods.push((method.to_owned(), h));
+        self
+    }
+
+    /// A unary method: one request, one reply.
+    pub fn unary<Req, Resp, F, Fut>(self, method: &str, f: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        F: Fn(Request<Req>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response<Resp>, Status>> + Send + 'static,
+    {
+        let h = move |req: Request<Bytes>| -> BoxFuture<Result<Response<Bytes>, Status>> {
+            match decode::<Req>(req) {
+                Ok(req) => {
+                    let fut = f(req);
+                    Box::pin(async move { Ok(fut.await?.map(|m| encode_frame(&m))) })
+                }
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        };
+        self.add(method, Handler::Unary(Arc::new(h)))
+    }
+
+    /// A server-streaming method: one request, a stream of replies.
+    pub fn server_streaming<Req, Resp, S, F, Fut>(self, method: &str, f: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        S: Stream<Item = Result<Resp, Status>> + Send + 'static,
+        F: Fn(Request<Req>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response<S>, Status>> + Send + 'static,
+    {
+        let h = move |req: Request<Bytes>| -> BoxFuture<Result<Response<FrameStream>, Status>> {
+            match decode::<Req>(req) {
+                Ok(req) => {
+                    let fut = f(req);
+                    Box::pin(async move { Ok(fut.await?.map(encode_stream)) })
+                }
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            }
+        };
+        self.add(method, Handler::ServerStreaming(Arc::new(h)))
+    }
+
+    /// A client-streaming method: a stream of requests, one reply.
+    pub fn client_streaming<Req, Resp, F, Fut>(self, method: &str, f: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        F: Fn(Request<Streaming<Req>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response<Resp>, Status>> + Send + 'static,
+    {
+        let h = move |req: Request<RawStreaming>| -> BoxFuture<Result<Response<Bytes>, Status>> {
+            let fut = f(req.map(Streaming::new));
+            Box::pin(async move { Ok(fut.await?.map(|m| encode_frame(&m))) })
+        };
+        self.add(method, Handler::ClientStreaming(Arc::new(h)))
+    }
+
+    /// A bidirectional-streaming method: a stream of requests, a stream of replies.
+    pub fn bidi_streaming<Req, Resp, S, F, Fut>(self, method: &str, f: F) -> Self
+    where
+        Req: Message + Default + 'static,
+        Resp: Message + 'static,
+        S: Stream<Item = Result<Resp, Status>> + Send + 'static,
+        F: Fn(Request<Streaming<Req>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response<S>, Status>> + Send + 'static,
+    {
+        let h =
+            move |req: Request<RawStreaming>| -> BoxFuture<Result<Response<FrameStream>, Status>> {
+                let fut = f(req.map(Streaming::new));
+                Box::pin(async move { Ok(fut.await?.map(encode_stream)) })
+            };
+        self.add(method, Handler::Bidi(Arc::new(h)))
+    }
+
+    /// The finished service.
+    pub fn build(self) -> Service {
+        self.service
+    }
+}

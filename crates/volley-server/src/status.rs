@@ -1,0 +1,260 @@
+//! gRPC status codes and `Status`, the error a call ends with, carried as `grpc-status` / `grpc-message`.
+
+use std::{borrow::Cow, fmt};
+
+use http::{HeaderMap, HeaderValue};
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+
+/// The gRPC status codes (`grpc/doc/statuscodes.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+#[allow(missing_docs)]
+pub enum Code {
+    Ok = 0,
+    Cancelled = 1,
+    Unknown = 2,
+    InvalidArgument = 3,
+    DeadlineExceeded = 4,
+    NotFound = 5,
+    AlreadyExists = 6,
+    PermissionDenied = 7,
+    ResourceExhausted = 8,
+    FailedPrecondition = 9,
+    Aborted = 10,
+    OutOfRange = 11,
+    Unimplemented = 12,
+    Internal = 13,
+    Unavailable = 14,
+    DataLoss = 15,
+    Unauthenticated = 16,
+}
+
+/// Every code, in numeric order (index = code).
+pub const ALL_CODES: [Code; 17] = [
+    Code::Ok,
+    Code::Cancelled,
+    Code::Unknown,
+    Code::InvalidArgument,
+    Code::DeadlineExceeded,
+    Code::NotFound,
+    Code::AlreadyExists,
+    Code::PermissionDenied,
+    Code::ResourceExhausted,
+    Code::FailedPrecondition,
+    Code::Aborted,
+    Code::OutOfRange,
+    Code::Unimplemented,
+    Code::Internal,
+    Code::Unavailable,
+    Code::DataLoss,
+    Code::Unauthenticated,
+];
+
+const DIGITS: [&str; 17] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+];
+
+impl Code {
+    /// The code for a wire value; values outside 0..=16 are `Unknown`, as the spec asks.
+    pub fn from_i32(v: i32) -> Code {
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| ALL_CODES.get(i).copied())
+            .unwrap_or(Code::Unknown)
+    }
+
+    /// Parses a `grpc-status` header value.
+    pub fn from_bytes(b: &[u8]) -> Code {
+        std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse::<i32>().ok())
+            .map_or(Code::Unknown, Code::from_i32)
+    }
+
+    /// The decimal wire form, as a static header value (no allocation).
+    pub fn header_value(self) -> HeaderValue {
+        HeaderValue::from_static(DIGITS[self as usize])
+    }
+
+    /// The name grpc-go prints (`codes.Code.String()`), which ghz reports use: `OK`, `Canceled`, ...
+    pub fn go_name(self) -> &'static str {
+        match self {
+            Code::Ok => "OK",
+            Code::Cancelled => "Canceled",
+            Code::Unknown => "Unknown",
+            Code::InvalidArgument => "InvalidArgument",
+            Code::DeadlineExceeded => "DeadlineExceeded",
+            Code::NotFound => "NotFound",
+            Code::AlreadyExists => "AlreadyExists",
+            Code::PermissionDenied => "PermissionDenied",
+            Code::ResourceExhausted => "ResourceExhausted",
+            Code::FailedPrecondition => "FailedPrecondition",
+            Code::Aborted => "Aborted",
+            Code::OutOfRange => "OutOfRange",
+            Code::Unimplemented => "Unimplemented",
+            Code::Internal => "Internal",
+            Code::Unavailable => "Unavailable",
+            Code::DataLoss => "DataLoss",
+            Code::Unauthenticated => "Unauthenticated",
+        }
+    }
+}
+
+/// The characters `grpc-message` percent-encodes: controls, `%`, and (implicitly) non-ASCII.
+const MESSAGE_ENCODE: &AsciiSet = &CONTROLS.add(b'%');
+
+/// The outcome of a failed call: a code, a message and optional metadata for the trailers.
+///
+/// Boxed inside so that `Result<T, Status>` stays one pointer wide on the success path.
+#[derive(Clone)]
+pub struct Status(Box<Inner>);
+
+#[derive(Clone)]
+struct Inner {
+    code: Code,
+    message: Cow<'static, str>,
+    metadata: HeaderMap,
+}
+
+impl Status {
+    /// A status with a code and a message.
+    pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Status {
+        Status(Box::new(Inner {
+            code,
+            message: message.into(),
+            metadata: HeaderMap::new(),
+        }))
+    }
+
+    /// The code.
+    pub fn code(&self) -> Code {
+        self.0.code
+    }
+
+    /// The message, decoded.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// Metadata sent in the trailers beside the status.
+    pub fn metadata(&self) -> &HeaderMap {
+        &self.0.metadata
+    }
+
+    /// Mutable trailer metadata.
+    pub fn metadata_mut(&mut self) -> &mut HeaderMap {
+        &mut self.0.metadata
+    }
+
+    /// Writes `grpc-status`, `grpc-message` and the metadata into a header or trailer map.
+    pub fn write_to(&self, headers: &mut HeaderMap) {
+        for (k, v) in &self.0.metadata {
+            headers.append(k.clone(), v.clone());
+        }
+        headers.insert("grpc-status", self.0.code.header_value());
+        if !self.0.message.is_empty() {
+            let encoded: Cow<'_, str> = utf8_percent_encode(&self.0.message, MESSAGE_ENCODE).into();
+            if let Ok(v) = HeaderValue::from_str(&encoded) {
+                headers.insert("grpc-message", v);
+            }
+        }
+    }
+
+    /// Reads the status from trailers (or trailers-only headers); `None` when `grpc-status` is absent.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Status> {
+        let code = Code::from_bytes(headers.get("grpc-status")?.as_bytes());
+        let message = headers
+            .get("grpc-message")
+            .and_then(|v| v.to_str().ok())
+            .map(|m| percent_decode_str(m).decode_utf8_lossy().into_owned())
+            .unwrap_or_default();
+        Some(Status::new(code, message))
+    }
+}
+
+macro_rules! constructors {
+    ($($name:ident => $code:ident),* $(,)?) => {
+        impl Status {
+            $(
+                #[doc = concat!("A `", stringify!($code), "` status.")]
+                pub fn $name(message: impl Into<Cow<'static, str>>) -> Status {
+                    Status::new(Code::$code, message)
+                }
+            )*
+        }
+    };
+}
+
+constructors! {
+    cancelled => Cancelled,
+    unknown => Unknown,
+    invalid_argument => InvalidArgument,
+    deadline_exceeded => DeadlineExceeded,
+    not_found => NotFound,
+    resource_exhausted => ResourceExhausted,
+    failed_precondition => FailedPrecondition,
+    unimplemented => Unimplemented,
+    internal => Internal,
+    unavailable => Unavailable,
+}
+
+impl fmt::Debug for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Status")
+            .field("code", &self.0.code)
+            .field("message", &self.0.message)
+            .finish()
+    }
+}
+
+impl fmt::Display for Status {
+    /// grpc-go's layout, which ghz prints in its error distribution.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "rpc error: code = {} desc = {}",
+            self.0.code.go_name(),
+            self.0.message
+        )
+    }
+}
+
+impl std::error::Error for Status {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_clamp() {
+        for (i, c) in ALL_CODES.iter().enumerate() {
+            assert_eq!(Code::from_i32(i as i32), *c);
+            assert_eq!(Code::from_bytes(c.header_value().as_bytes()), *c);
+        }
+        assert_eq!(Code::from_i32(17), Code::Unknown);
+        assert_eq!(Code::from_i32(-1), Code::Unknown);
+        assert_eq!(Code::from_bytes(b"x"), Code::Unknown);
+    }
+
+    #[test]
+    fn message_is_percent_encoded_and_decoded() {
+        let s = Status::internal("50% off\n\u{1F600} ok");
+        let mut h = HeaderMap::new();
+        s.write_to(&mut h);
+        assert_eq!(h["grpc-status"], "13");
+        assert_eq!(h["grpc-message"], "50%25 off%0A%F0%9F%98%80 ok");
+        let back = Status::from_headers(&h).unwrap();
+        assert_eq!(back.code(), Code::Internal);
+        assert_eq!(back.message(), "50% off\n\u{1F600} ok");
+    }
+
+    #[test]
+    fn display_matches_grpc_go() {
+        let s = Status::unavailable("transport is closing");
+        assert_eq!(
+            s.to_string(),
+            "rpc error: code = Unavailable desc = transport is closing"
+        );
+        assert_eq!(Status::cancelled("x").code().go_name(), "Canceled");
+    }
+}

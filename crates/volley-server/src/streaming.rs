@@ -1,0 +1,136 @@
+//! `Streaming<T>`: the inbound message stream of a client-streaming or bidi call, decoded lazily.
+
+use std::{
+    marker::PhantomData,
+    pin::Pin,
+    task::{Context, Poll, ready},
+};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http_body::Body;
+use hyper::body::Incoming;
+use prost::Message;
+
+use crate::{Status, codec::FrameDecoder};
+
+/// Messages of type `T` as the client sends them; ends when the client half-closes.
+///
+/// An error ends the stream: a malformed or oversized frame, or the client resetting the call
+/// (`Cancelled`).
+pub struct Streaming<T> {
+    raw: RawStreaming,
+    _message: PhantomData<fn() -> T>,
+}
+
+impl<T: Message + Default> Streaming<T> {
+    pub(crate) fn new(raw: RawStreaming) -> Self {
+        Streaming {
+            raw,
+            _message: PhantomData,
+        }
+    }
+
+    /// The next message, `Ok(None)` once the client has finished sending.
+    pub async fn message(&mut self) -> Result<Option<T>, Status> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx))
+            .await
+            .transpose()
+    }
+}
+
+impl<T: Message + Default> Stream for Streaming<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let raw = ready!(self.raw.poll_message(cx));
+        Poll::Ready(raw.map(|r| {
+            r.and_then(|b| {
+                T::decode(b).map_err(|e| {
+                    self.raw.done = true;
+                    Status::internal(format!(
+                        "grpc: failed to unmarshal the received message: {e}"
+                    ))
+                })
+            })
+        }))
+    }
+}
+
+/// Undecoded message payloads read from a request body.
+pub(crate) struct RawStreaming {
+    body: Incoming,
+    decoder: FrameDecoder,
+    done: bool,
+}
+
+impl RawStreaming {
+    pub(crate) fn new(body: Incoming, decoder: FrameDecoder) -> Self {
+        RawStreaming {
+            body,
+            decoder,
+            done: false,
+        }
+    }
+
+    pub(crate) fn poll_message(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Status>>> {
+        loop {
+            match self.decoder.next_message() {
+                Ok(Some(m)) => return Poll::Ready(Some(Ok(m))),
+                Ok(None) => {}
+                Err(e) => {
+                    self.done = true;
+                    self.decoder = FrameDecoder::new(None, 0);
+                    return Poll::Ready(Some(Err(e)));
+                }
+            }
+            if self.done {
+                if self.decoder.is_empty() {
+                    return Poll::Ready(None);
+                }
+                self.decoder = FrameDecoder::new(None, 0);
+                return Poll::Ready(Some(Err(Status::internal(
+                    "grpc: the client ended the stream inside a message",
+                ))));
+            }
+            match ready!(Pin::new(&mut self.body).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.decoder.push(data);
+                    }
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    self.decoder = FrameDecoder::new(None, 0);
+                    return Poll::Ready(Some(Err(Status::cancelled(format!(
+                        "the client cancelled the call: {e}"
+                    )))));
+                }
+                None => self.done = true,
+            }
+        }
+    }
+
+    /// Reads exactly one message and the end of the stream, as a unary request must be.
+    pub(crate) async fn single(mut self) -> Result<Bytes, Status> {
+        let first = std::future::poll_fn(|cx| self.poll_message(cx)).await;
+        let msg = match first {
+            Some(r) => r?,
+            None => {
+                return Err(Status::internal(
+                    "grpc: the client sent no request message for a unary call",
+                ));
+            }
+        };
+        match std::future::poll_fn(|cx| self.poll_message(cx)).await {
+            None => Ok(msg),
+            Some(Err(e)) => Err(e),
+            Some(Ok(_)) => Err(Status::internal(
+                "grpc: the client sent more than one request message for a unary call",
+            )),
+        }
+    }
+}

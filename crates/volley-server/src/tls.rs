@@ -1,0 +1,183 @@
+//! TLS for the server: rustls configs from PEM files, and a generated local CA plus certificate.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use rustls::{
+    ServerConfig,
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+};
+
+/// What went wrong setting up TLS; each names the file or step.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A PEM file could not be read.
+    #[error("cannot read {what} {path}: {source}")]
+    Read {
+        /// "TLS certificate" or "TLS key".
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A PEM file held nothing usable.
+    #[error("{path}: {problem}")]
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        problem: String,
+    },
+    /// rustls refused the certificate and key.
+    #[error("TLS certificate and key do not fit together: {0}")]
+    Config(#[from] rustls::Error),
+    /// Certificate generation failed.
+    #[error("cannot generate a certificate: {0}")]
+    Generate(#[from] rcgen::Error),
+    /// Writing generated files failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The crypto provider volley uses everywhere (ring: no C toolchain beyond `cc` needed).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(path).map_err(|source| TlsError::Read {
+        what,
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Loads a certificate chain and its private key.
+pub fn load_pem(
+    cert: &Path,
+    key: &Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
+    let cert_bytes = read("TLS certificate", cert)?;
+    let key_bytes = read("TLS key", key)?;
+    let chain = CertificateDer::pem_slice_iter(&cert_bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TlsError::Pem {
+            path: cert.to_owned(),
+            problem: format!("not a PEM certificate: {e}"),
+        })?;
+    if chain.is_empty() {
+        return Err(TlsError::Pem {
+            path: cert.to_owned(),
+            problem: "no certificate found in the file".into(),
+        });
+    }
+    let key_der = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| TlsError::Pem {
+        path: key.to_owned(),
+        problem: format!("no private key found: {e}"),
+    })?;
+    Ok((chain, key_der))
+}
+
+/// A server config from PEM files, offering ALPN `h2` and `http/1.1`.
+pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
+    let (chain, key) = load_pem(cert, key)?;
+    let mut cfg = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?;
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
+
+/// Files written by [`generate_self_signed`].
+#[derive(Debug, Clone)]
+pub struct SelfSigned {
+    /// The CA certificate clients should trust (`grpcurl -cacert`, `ghz --cacert`).
+    pub ca: PathBuf,
+    /// The server certificate, for localhost, 127.0.0.1 and ::1.
+    pub cert: PathBuf,
+    /// The server's private key.
+    pub key: PathBuf,
+}
+
+/// Generates a local CA and a server certificate it signs, and writes them as PEM into `dir`.
+pub fn generate_self_signed(dir: &Path) -> Result<SelfSigned, TlsError> {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+    let ca_key = KeyPair::generate()?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "volley local CA");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params.self_signed(&ca_key)?;
+    let issuer = Issuer::new(ca_params, ca_key);
+
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ])?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "volley server");
+    let cert = params.signed_by(&key, &issuer)?;
+
+    std::fs::create_dir_all(dir).map_err(|source| TlsError::Write {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let out = SelfSigned {
+        ca: dir.join("ca.pem"),
+        cert: dir.join("server.pem"),
+        key: dir.join("server.key"),
+    };
+    for (path, text) in [
+        (&out.ca, ca_cert.pem()),
+        (&out.cert, cert.pem()),
+        (&out.key, key.serialize_pem()),
+    ] {
+        std::fs::write(path, text).map_err(|source| TlsError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_files_load_into_a_config() {
+        let dir = std::env::temp_dir().join(format!("volley-tls-test-{}", std::process::id()));
+        let files = generate_self_signed(&dir).unwrap();
+        let cfg = server_config(&files.cert, &files.key).unwrap();
+        assert_eq!(cfg.alpn_protocols[0], b"h2");
+        let err = server_config(&dir.join("missing.pem"), &files.key).unwrap_err();
+        assert!(
+            err.to_string().starts_with("cannot read TLS certificate"),
+            "{err}"
+        );
+        let err = server_config(&files.key, &files.key).unwrap_err();
+        assert!(err.to_string().contains("no certificate"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,26 @@
+//! Generated message types of the seed protos, and their encoded descriptor set.
+#![allow(missing_docs, clippy::all)]
+
+/// The encoded `FileDescriptorSet` of every built-in service (with its imports).
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/services_descriptor.bin"));
+
+/// Package `api` (seed 000).
+pub mod api {
+    include!(concat!(env!("OUT_DIR"), "/api.rs"));
+}
+
+/// Package `helloworld` (seed 003).
+pub mod helloworld {
+    include!(concat!(env!("OUT_DIR"), "/helloworld.rs"));
+}
+
+/// Package `grpc` (seed 001).
+pub mod grpc {
+    include!(concat!(env!("OUT_DIR"), "/grpc.rs"));
+}
+
+/// Package `orders` (seed 004).
+pub mod orders {
+    include!(concat!(env!("OUT_DIR"), "/orders.rs"));
+}

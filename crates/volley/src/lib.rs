@@ -1,0 +1,16 @@
+//! volley, the tool: the command line and one module per subcommand. `main.rs` only parses,
+//! runs and maps the outcome to an exit code, so tests drive everything in-process.
+
+pub mod cli;
+pub mod serve;
+
+use anyhow::Result;
+
+use cli::{Cli, Command};
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+    }
+}

@@ -1,0 +1,25 @@
+//! The `volley` binary: parse, run, and turn an error into one line and a non-zero exit.
+
+use std::{io::IsTerminal, process::ExitCode};
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = volley::cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("VOLLEY_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr)
+        .init();
+    match volley::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("volley: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

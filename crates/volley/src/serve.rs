@@ -1,0 +1,122 @@
+//! `volley serve`: the built-in services on one port, one single-threaded runtime per thread, all
+//! accepting from the same listener, drained together on SIGINT/SIGTERM.
+
+use std::{net::TcpListener as StdListener, sync::Arc, thread};
+
+use anyhow::{Context, Result};
+use tokio::sync::watch;
+use tracing::info;
+use volley_server::{Server, tls};
+use volley_services::Options;
+
+use crate::cli::ServeArgs;
+
+/// Runs the server until a signal, then drains and returns.
+pub fn run(args: ServeArgs) -> Result<()> {
+    let listener =
+        StdListener::bind(args.addr).with_context(|| format!("cannot listen on {}", args.addr))?;
+    listener.set_nonblocking(true)?;
+    let local = listener.local_addr()?;
+
+    let mut builder = Server::builder()
+        .file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET)
+        .send_compressed(args.compress)
+        .max_concurrent_streams(args.max_concurrent_streams)
+        .max_recv_message_size(args.max_recv_message_size)
+        .grace_period(args.grace_period)
+        .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
+        .also_plaintext(args.also_plaintext);
+    for s in volley_services::all(Options { delay: args.delay }) {
+        builder = builder.add_service(s);
+    }
+    let mut mode = "h2c";
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        builder = builder.tls(tls::server_config(cert, key)?);
+        mode = "TLS";
+    } else if args.tls_self_signed {
+        let dir = args.tls_dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("volley-tls-{}", std::process::id()))
+        });
+        let files = tls::generate_self_signed(&dir)?;
+        info!("wrote CA certificate to {}", files.ca.display());
+        builder = builder.tls(tls::server_config(&files.cert, &files.key)?);
+        mode = "TLS";
+    }
+    if mode == "TLS" && args.also_plaintext {
+        mode = "TLS and h2c";
+    }
+    let server = Arc::new(builder.build()?);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut workers = Vec::new();
+    for i in 1..threads {
+        let (server, rx) = (server.clone(), stop_rx.clone());
+        let l = listener.try_clone()?;
+        workers.push(
+            thread::Builder::new()
+                .name(format!("volley-serve-{i}"))
+                .spawn(move || serve_on_this_thread(&server, l, rx))?,
+        );
+    }
+    info!("listening on {local} (gRPC, {mode}, {threads} thread(s))");
+    let signals = async move {
+        let which = wait_for_signal().await;
+        info!("received {which}, draining");
+        let _ = stop_tx.send(true);
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        tokio::spawn(signals);
+        serve_async(&server, listener, stop_rx).await
+    })?;
+    for w in workers {
+        w.join()
+            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
+    }
+    info!("stopped");
+    Ok(())
+}
+
+fn serve_on_this_thread(
+    server: &Server,
+    l: StdListener,
+    stop: watch::Receiver<bool>,
+) -> Result<()> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve_async(server, l, stop))
+}
+
+async fn serve_async(
+    server: &Server,
+    l: StdListener,
+    mut stop: watch::Receiver<bool>,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::from_std(l)?;
+    let stopped = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    server.serve(listener, stopped).await?;
+    Ok(())
+}
+
+async fn wait_for_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}
