@@ -1,0 +1,497 @@
+//! The framework end to end, in-process on port 0, driven by a raw h2 client: the four call kinds,
+//! metadata, unknown methods, bad input, limits, compression, deadlines, cancellation and drain.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use futures_util::{StreamExt, stream};
+use prost::Message;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    sync::oneshot,
+};
+use volley_server::{
+    Code, Request, Response, Server, ServerBuilder, Service, Status, Streaming,
+    compression::Encoding,
+};
+use volley_testkit::{RawClient, frame};
+
+#[derive(Clone, PartialEq, Message)]
+struct Num {
+    #[prost(int64, tag = "1")]
+    n: i64,
+    #[prost(bytes = "vec", tag = "2")]
+    pad: Vec<u8>,
+}
+
+fn num(n: i64) -> Num {
+    Num { n, pad: Vec::new() }
+}
+
+/// Drops to tell the test that a handler's future went away.
+struct DropSignal(Option<oneshot::Sender<()>>);
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn test_service(dropped: Arc<std::sync::Mutex<Option<oneshot::Sender<()>>>>) -> Service {
+    Service::builder("test.Calc")
+        .unary("Echo", |req: Request<Num>| async move {
+            let echo = req.metadata().get("x-echo").cloned();
+            let mut resp = Response::new(req.into_inner());
+            if let Some(v) = echo {
+                resp.metadata_mut().insert("x-echo-initial", v.clone());
+                resp.trailers_mut().insert("x-echo-trailing", v);
+            }
+            Ok(resp)
+        })
+        .unary("Fail", |req: Request<Num>| async move {
+            Err::<Response<Num>, _>(Status::new(
+                Code::from_i32(req.get_ref().n as i32),
+                "failed as asked: 100% \u{2713}",
+            ))
+        })
+        .unary("Sleep", move |req: Request<Num>| {
+            let guard = DropSignal(dropped.lock().unwrap().take());
+            async move {
+                let _guard = guard;
+                tokio::time::sleep(Duration::from_millis(req.get_ref().n as u64)).await;
+                Ok(Response::new(num(req.get_ref().n)))
+            }
+        })
+        .server_streaming("Count", |req: Request<Num>| async move {
+            let n = req.get_ref().n;
+            Ok(Response::new(stream::iter((0..n).map(|i| Ok(num(i))))))
+        })
+        .server_streaming("Forever", |_: Request<Num>| async move {
+            Ok(Response::new(stream::pending::<Result<Num, Status>>()))
+        })
+        .client_streaming("Sum", |req: Request<Streaming<Num>>| async move {
+            let mut s = req.into_inner();
+            let mut total = 0;
+            while let Some(m) = s.message().await? {
+                total += m.n;
+            }
+            Ok(Response::new(num(total)))
+        })
+        .bidi_streaming("Double", |req: Request<Streaming<Num>>| async move {
+            Ok(Response::new(
+                req.into_inner().map(|r| r.map(|m| num(m.n * 2))),
+            ))
+        })
+        .build()
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<()>,
+    dropped: Arc<std::sync::Mutex<Option<oneshot::Sender<()>>>>,
+}
+
+async fn start(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Running {
+    let dropped = Arc::new(std::sync::Mutex::new(None));
+    let server = configure(Server::builder().add_service(test_service(dropped.clone())))
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let done = tokio::spawn(async move {
+        server
+            .serve(listener, async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+    });
+    Running {
+        addr,
+        stop: Some(tx),
+        done,
+        dropped,
+    }
+}
+
+async fn client(r: &Running) -> RawClient {
+    RawClient::connect(r.addr).await.unwrap()
+}
+
+#[tokio::test]
+async fn unary_echoes_message_and_metadata() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let reply = c
+        .call("/test.Calc/Echo", &[("x-echo", "hi")], vec![frame(&num(7))])
+        .await
+        .unwrap();
+    assert_eq!(reply.http_status, 200);
+    assert_eq!(reply.code(), Code::Ok);
+    assert_eq!(reply.headers["content-type"], "application/grpc");
+    assert_eq!(reply.headers["x-echo-initial"], "hi");
+    assert_eq!(reply.trailers.as_ref().unwrap()["x-echo-trailing"], "hi");
+    assert_eq!(reply.decode::<Num>(), vec![num(7)]);
+}
+
+#[tokio::test]
+async fn handler_errors_carry_code_and_encoded_message() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let reply = c
+        .call("/test.Calc/Fail", &[], vec![frame(&num(9))])
+        .await
+        .unwrap();
+    // Trailers-only: the status is in the headers and there is no body.
+    assert!(reply.trailers.is_none());
+    assert!(reply.messages.is_empty());
+    let s = reply.status();
+    assert_eq!(s.code(), Code::FailedPrecondition);
+    assert_eq!(s.message(), "failed as asked: 100% \u{2713}");
+}
+
+#[tokio::test]
+async fn all_streaming_kinds() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+
+    let reply = c
+        .call("/test.Calc/Count", &[], vec![frame(&num(5))])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+    assert_eq!(reply.decode::<Num>(), (0..5).map(num).collect::<Vec<_>>());
+
+    let reply = c
+        .call(
+            "/test.Calc/Sum",
+            &[],
+            (1..=10).map(|i| frame(&num(i))).collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+    assert_eq!(reply.decode::<Num>(), vec![num(55)]);
+
+    let reply = c
+        .call(
+            "/test.Calc/Double",
+            &[],
+            (0..100).map(|i| frame(&num(i))).collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+    assert_eq!(
+        reply.decode::<Num>(),
+        (0..100).map(|i| num(i * 2)).collect::<Vec<_>>()
+    );
+
+    // All messages in one DATA frame, split across frames at odd places.
+    let mut joined = Vec::new();
+    for i in 0..3 {
+        joined.extend_from_slice(&frame(&num(i)));
+    }
+    let parts = vec![
+        Bytes::copy_from_slice(&joined[..3]),
+        Bytes::copy_from_slice(&joined[3..9]),
+        Bytes::copy_from_slice(&joined[9..]),
+    ];
+    let reply = c.call("/test.Calc/Sum", &[], parts).await.unwrap();
+    assert_eq!(reply.decode::<Num>(), vec![num(3)]);
+}
+
+#[tokio::test]
+async fn unknown_methods_and_services_are_unimplemented() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let reply = c
+        .call("/test.Calc/Nope", &[], vec![frame(&num(1))])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Unimplemented);
+    assert_eq!(
+        reply.status().message(),
+        "unknown method Nope for service test.Calc"
+    );
+    let reply = c
+        .call("/no.Such/Thing", &[], vec![frame(&num(1))])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Unimplemented);
+    assert_eq!(reply.status().message(), "unknown service no.Such");
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_status_and_the_connection_keeps_serving() {
+    let r = start(|b| b.max_recv_message_size(1024)).await;
+    let c = client(&r).await;
+    // Bytes that are not a Num (a truncated varint field).
+    let garbage = Bytes::from_static(&[0, 0, 0, 0, 2, 0x08, 0xff]);
+    let reply = c.call("/test.Calc/Echo", &[], vec![garbage]).await.unwrap();
+    assert_eq!(reply.code(), Code::Internal);
+    assert!(reply.status().message().contains("unmarshalling"));
+
+    // A frame that ends before its declared length.
+    let short = Bytes::from_static(&[0, 0, 0, 0, 9, 1, 2]);
+    let reply = c.call("/test.Calc/Echo", &[], vec![short]).await.unwrap();
+    assert_eq!(reply.code(), Code::Internal);
+
+    // No message at all for a unary method.
+    let reply = c.call("/test.Calc/Echo", &[], vec![]).await.unwrap();
+    assert_eq!(reply.code(), Code::Internal);
+
+    // Too large: refused from the length prefix.
+    let big = Num {
+        n: 1,
+        pad: vec![7; 2000],
+    };
+    let reply = c
+        .call("/test.Calc/Echo", &[], vec![frame(&big)])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::ResourceExhausted);
+    assert!(
+        reply.status().message().contains("vs. 1024"),
+        "{:?}",
+        reply.status()
+    );
+
+    // A malformed deadline.
+    let reply = c
+        .call(
+            "/test.Calc/Echo",
+            &[("grpc-timeout", "soon")],
+            vec![frame(&num(1))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Internal);
+
+    // An encoding we do not have.
+    let reply = c
+        .call(
+            "/test.Calc/Echo",
+            &[("grpc-encoding", "br")],
+            vec![frame(&num(1))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Unimplemented);
+    assert_eq!(reply.headers["grpc-accept-encoding"], "gzip");
+
+    // The same connection still serves.
+    let reply = c
+        .call("/test.Calc/Echo", &[], vec![frame(&num(3))])
+        .await
+        .unwrap();
+    assert_eq!(reply.decode::<Num>(), vec![num(3)]);
+}
+
+#[tokio::test]
+async fn non_grpc_requests_get_http_errors() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let req = http::Request::post(format!("http://{}/test.Calc/Echo", r.addr))
+        .header("content-type", "text/plain")
+        .body(())
+        .unwrap();
+    let reply = c
+        .send_request(req, vec![Bytes::from_static(b"hi")])
+        .await
+        .unwrap();
+    assert_eq!(reply.http_status, 415);
+    let req = http::Request::get(format!("http://{}/test.Calc/Echo", r.addr))
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap();
+    let reply = c.send_request(req, vec![]).await.unwrap();
+    assert_eq!(reply.http_status, 405);
+}
+
+#[tokio::test]
+async fn gzip_both_ways() {
+    let r = start(|b| b.send_compressed(true)).await;
+    let c = client(&r).await;
+    let big = Num {
+        n: 5,
+        pad: vec![b'a'; 4000],
+    };
+    let compressed = Encoding::Gzip.compress_frame(&big.encode_to_vec());
+    assert!(compressed.len() < 200);
+    let reply = c
+        .call(
+            "/test.Calc/Echo",
+            &[("grpc-encoding", "gzip"), ("grpc-accept-encoding", "gzip")],
+            vec![compressed],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+    assert_eq!(reply.headers["grpc-encoding"], "gzip");
+    let back = Encoding::Gzip
+        .decompress(&reply.messages[0], 1 << 20)
+        .unwrap();
+    assert_eq!(Num::decode(back).unwrap(), big);
+
+    // A client that does not accept gzip gets plain replies even from a compressing server.
+    let reply = c
+        .call("/test.Calc/Echo", &[], vec![frame(&big)])
+        .await
+        .unwrap();
+    assert!(reply.headers.get("grpc-encoding").is_none());
+    assert_eq!(reply.decode::<Num>(), vec![big]);
+}
+
+#[tokio::test]
+async fn deadlines_end_slow_calls() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let t = Instant::now();
+    let reply = c
+        .call(
+            "/test.Calc/Sleep",
+            &[("grpc-timeout", "100m")],
+            vec![frame(&num(5000))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::DeadlineExceeded);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+
+    let t = Instant::now();
+    let reply = c
+        .call(
+            "/test.Calc/Forever",
+            &[("grpc-timeout", "150m")],
+            vec![frame(&num(0))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::DeadlineExceeded);
+    assert!(t.elapsed() >= Duration::from_millis(140));
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+
+    // A deadline that is not reached changes nothing.
+    let reply = c
+        .call(
+            "/test.Calc/Sleep",
+            &[("grpc-timeout", "5S")],
+            vec![frame(&num(10))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn client_cancellation_drops_the_handler() {
+    let r = start(|b| b).await;
+    let (tx, rx) = oneshot::channel();
+    *r.dropped.lock().unwrap() = Some(tx);
+    let c = client(&r).await;
+    let mut send = c.sender().ready().await.unwrap();
+    let (resp, mut body) = send
+        .send_request(c.request("/test.Calc/Sleep", &[]), false)
+        .unwrap();
+    body.send_data(frame(&num(30_000)), true).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    body.send_reset(h2::Reason::CANCEL);
+    drop(resp);
+    tokio::time::timeout(Duration::from_secs(5), rx)
+        .await
+        .expect("handler dropped after RST_STREAM")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn advertises_a_bounded_stream_limit() {
+    let r = start(|b| b.max_concurrent_streams(64)).await;
+    let tcp = tokio::net::TcpStream::connect(r.addr).await.unwrap();
+    let (send, mut conn) = h2::client::handshake(tcp).await.unwrap();
+    // Drive the connection until the server's SETTINGS arrive.
+    let drive = tokio::spawn(async move {
+        let mut send = send.ready().await.unwrap();
+        let req = http::Request::post("http://x/test.Calc/Nope")
+            .header("content-type", "application/grpc")
+            .body(())
+            .unwrap();
+        let (resp, _) = send.send_request(req, true).unwrap();
+        let _ = resp.await;
+    });
+    tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            tokio::select! {
+                _ = &mut conn => break,
+                _ = tokio::time::sleep(Duration::from_millis(10)) => {
+                    if conn.max_concurrent_send_streams() == 64 { break; }
+                }
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(conn.max_concurrent_send_streams(), 64);
+    drive.abort();
+}
+
+#[tokio::test]
+async fn garbage_preface_is_closed_without_harming_others() {
+    let r = start(|b| b).await;
+    let good = client(&r).await;
+    let mut bad = tokio::net::TcpStream::connect(r.addr).await.unwrap();
+    bad.write_all(b"\x16\x03\x01garbage that is no HTTP at all\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    // The server answers (an HTTP/1 400 at most) and closes; it must not hang.
+    tokio::time::timeout(Duration::from_secs(5), bad.read_to_end(&mut buf))
+        .await
+        .expect("garbage connection closed")
+        .unwrap();
+    let reply = good
+        .call("/test.Calc/Echo", &[], vec![frame(&num(1))])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn drain_lets_in_flight_calls_finish_and_refuses_new_connections() {
+    let mut r = start(|b| b.grace_period(Duration::from_secs(10))).await;
+    let c = client(&r).await;
+    let ok = Arc::new(AtomicUsize::new(0));
+    let mut calls = Vec::new();
+    for _ in 0..50 {
+        let (c, ok) = (c.clone(), ok.clone());
+        calls.push(tokio::spawn(async move {
+            let reply = c
+                .call("/test.Calc/Sleep", &[], vec![frame(&num(400))])
+                .await
+                .unwrap();
+            assert_eq!(reply.code(), Code::Ok, "{:?}", reply.status());
+            ok.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    r.stop.take().unwrap().send(()).unwrap();
+    for call in calls {
+        call.await.unwrap();
+    }
+    assert_eq!(ok.load(Ordering::SeqCst), 50);
+    tokio::time::timeout(Duration::from_secs(5), &mut r.done)
+        .await
+        .expect("serve returns after the drain")
+        .unwrap();
+    assert!(tokio::net::TcpStream::connect(r.addr).await.is_err());
+}

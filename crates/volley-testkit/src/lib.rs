@@ -1,0 +1,11 @@
+//! Test support shared by volley's crates: [`RawClient`] speaks gRPC on the h2 crate with full
+//! control of headers and bytes (for protocol tests), [`VolleyProcess`] runs the real binary on a
+//! free port, and [`tool`] finds the third-party peers (grpcurl, ghz) the test script installed.
+
+mod process;
+mod raw;
+mod tools;
+
+pub use process::VolleyProcess;
+pub use raw::{RawClient, RawReply, frame};
+pub use tools::tool;

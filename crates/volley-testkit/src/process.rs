@@ -1,0 +1,99 @@
+//! Runs the real `volley` binary as a child, learns its address from its log, and cleans up.
+
+use std::{
+    io::{BufRead, BufReader},
+    net::SocketAddr,
+    path::Path,
+    process::{Child, Command, ExitStatus, Stdio},
+    sync::{Arc, Mutex, mpsc},
+    time::{Duration, Instant},
+};
+
+/// A running `volley` process; killed on drop.
+pub struct VolleyProcess {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl VolleyProcess {
+    /// Starts `bin` with `args` and waits (up to 30 s) for its "listening on ADDR" log line.
+    pub fn start(bin: &Path, args: &[&str]) -> VolleyProcess {
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .env("VOLLEY_LOG", "info")
+            .spawn()
+            .expect("spawn volley");
+        let stderr = child.stderr.take().expect("stderr piped");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    let addr = rest.split_whitespace().next().unwrap_or_default();
+                    let _ = tx.send(addr.parse::<SocketAddr>());
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(Ok(a)) => a,
+            other => {
+                let _ = child.kill();
+                panic!(
+                    "volley did not start ({other:?}); log:\n{}",
+                    log.lock().unwrap().join("\n")
+                )
+            }
+        };
+        VolleyProcess { child, addr, log }
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal by name (`TERM`, `INT`, `KILL`).
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([format!("-{sig}"), self.pid().to_string()])
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill -{sig} failed");
+    }
+
+    /// Waits for the process to exit, up to `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// The log lines so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for VolleyProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
