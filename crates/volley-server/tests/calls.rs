@@ -495,3 +495,26 @@ async fn drain_lets_in_flight_calls_finish_and_refuses_new_connections() {
         .unwrap();
     assert!(tokio::net::TcpStream::connect(r.addr).await.is_err());
 }
+
+#[tokio::test]
+async fn a_fast_client_streaming_tiny_messages_is_not_cut_off() {
+    // The server reads slowly at first; the client pipelines 20,000 seven-byte frames, one DATA
+    // frame each. h2's small-frame budget must not treat this as an attack.
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let mut send = c.sender().ready().await.unwrap();
+    let (resp, mut body) = send
+        .send_request(c.request("/test.Calc/Sum", &[]), false)
+        .unwrap();
+    for i in 0..20_000 {
+        body.send_data(frame(&num(i % 3)), i == 19_999).unwrap();
+    }
+    let reply = volley_testkit::read_reply(resp.await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok, "{:?}", reply.status());
+    assert_eq!(
+        reply.decode::<Num>(),
+        vec![num((0..20_000).map(|i| i % 3).sum())]
+    );
+}

@@ -7,5 +7,5 @@ mod raw;
 mod tools;
 
 pub use process::VolleyProcess;
-pub use raw::{RawClient, RawReply, frame};
+pub use raw::{RawClient, RawReply, frame, read_reply};
 pub use tools::tool;

@@ -68,7 +68,11 @@ impl RawClient {
     pub async fn connect(addr: SocketAddr) -> std::io::Result<RawClient> {
         let tcp = tokio::net::TcpStream::connect(addr).await?;
         tcp.set_nodelay(true)?;
+        // Large windows keep h2's small-DATA-frame budget (half the connection window) well above
+        // what a test that reads a reply only after sending everything can buffer.
         let (send, conn) = h2::client::Builder::new()
+            .initial_window_size(1 << 20)
+            .initial_connection_window_size(16 << 20)
             .handshake(tcp)
             .await
             .map_err(std::io::Error::other)?;
