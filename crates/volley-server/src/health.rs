@@ -16,38 +16,40 @@ use crate::{
 pub const SERVICE_NAME: &str = "grpc.health.v1.Health";
 
 /// Sets the serving status of services; cheap to clone. The empty name is the whole server.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct HealthReporter {
-    tx: Arc<watch::Sender<HashMap<String, ServingStatus>>>,
+    tx: Arc<watch::Sender<State>>,
 }
 
-impl Default for HealthReporter {
-    fn default() -> Self {
-        HealthReporter {
-            tx: Arc::new(watch::Sender::new(HashMap::new())),
-        }
-    }
+#[derive(Debug, Default)]
+struct State {
+    statuses: HashMap<String, ServingStatus>,
+    /// Set by [`HealthReporter::shutdown`]: Watch streams send NOT_SERVING and end, so that they
+    /// do not hold a draining server open for its whole grace period.
+    closing: bool,
 }
 
 impl HealthReporter {
     /// Sets one service's status (`""` for the server as a whole).
     pub fn set(&self, service: &str, status: ServingStatus) {
         self.tx
-            .send_if_modified(|m| m.insert(service.to_owned(), status) != Some(status));
+            .send_if_modified(|s| s.statuses.insert(service.to_owned(), status) != Some(status));
     }
 
-    /// Marks every known service, and the server, NOT_SERVING (done when a drain starts).
+    /// Marks every known service, and the server, NOT_SERVING, and ends Watch streams (done when a
+    /// drain starts).
     pub fn shutdown(&self) {
-        self.tx.send_modify(|m| {
-            for v in m.values_mut() {
+        self.tx.send_modify(|s| {
+            for v in s.statuses.values_mut() {
                 *v = ServingStatus::NotServing;
             }
+            s.closing = true;
         });
     }
 
     /// The current status of a service, if known.
     pub fn get(&self, service: &str) -> Option<ServingStatus> {
-        self.tx.borrow().get(service).copied()
+        self.tx.borrow().statuses.get(service).copied()
     }
 
     /// The health service answering from this reporter.
@@ -67,6 +69,7 @@ impl HealthReporter {
                 let statuses = list
                     .tx
                     .borrow()
+                    .statuses
                     .iter()
                     .map(|(k, v)| (k.clone(), reply(*v)))
                     .collect();
@@ -76,16 +79,19 @@ impl HealthReporter {
                 let rx = watch.tx.subscribe();
                 let name = req.into_inner().service;
                 let updates = futures_util::stream::unfold(
-                    (rx, name, None),
-                    |(mut rx, name, last)| async move {
+                    (rx, name, None, false),
+                    |(mut rx, name, last, ended)| async move {
+                        if ended {
+                            return None;
+                        }
                         loop {
-                            let now = rx
-                                .borrow_and_update()
-                                .get(&name)
-                                .copied()
-                                .unwrap_or(ServingStatus::ServiceUnknown);
-                            if Some(now) != last {
-                                return Some((Ok(reply(now)), (rx, name, Some(now))));
+                            let (now, closing) = {
+                                let s = rx.borrow_and_update();
+                                let status = s.statuses.get(&name).copied();
+                                (status.unwrap_or(ServingStatus::ServiceUnknown), s.closing)
+                            };
+                            if Some(now) != last || closing {
+                                return Some((Ok(reply(now)), (rx, name, Some(now), closing)));
                             }
                             rx.changed().await.ok()?;
                         }

@@ -518,3 +518,111 @@ async fn a_fast_client_streaming_tiny_messages_is_not_cut_off() {
         vec![num((0..20_000).map(|i| i % 3).sum())]
     );
 }
+
+#[tokio::test]
+async fn health_check_and_reflection_on_both_versions() {
+    use volley_server::pb::{
+        health::{HealthCheckRequest, HealthCheckResponse},
+        reflection::{
+            ServerReflectionRequest, ServerReflectionResponse,
+            server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+        },
+    };
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let check = |service: &str| HealthCheckRequest {
+        service: service.into(),
+    };
+    for name in ["", "test.Calc"] {
+        let reply = c
+            .call(
+                "/grpc.health.v1.Health/Check",
+                &[],
+                vec![frame(&check(name))],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            reply.decode::<HealthCheckResponse>()[0].status,
+            1,
+            "{name:?}"
+        );
+    }
+    let reply = c
+        .call(
+            "/grpc.health.v1.Health/Check",
+            &[],
+            vec![frame(&check("no.Such"))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::NotFound);
+
+    for version in ["v1", "v1alpha"] {
+        let ask = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        };
+        let reply = c
+            .call(
+                &format!("/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"),
+                &[],
+                vec![frame(&ask)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(reply.code(), Code::Ok);
+        let Some(MessageResponse::ListServicesResponse(list)) = reply
+            .decode::<ServerReflectionResponse>()[0]
+            .message_response
+            .clone()
+        else {
+            panic!("{version}: not a list")
+        };
+        let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "test.Calc",
+                "grpc.health.v1.Health",
+                "grpc.reflection.v1.ServerReflection",
+                "grpc.reflection.v1alpha.ServerReflection"
+            ],
+            "{version}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn health_watch_reports_the_drain_and_does_not_hold_it_open() {
+    use volley_server::pb::health::{HealthCheckRequest, HealthCheckResponse};
+    let mut r = start(|b| b.grace_period(Duration::from_secs(20))).await;
+    let c = client(&r).await;
+    let mut send = c.sender().ready().await.unwrap();
+    let (resp, mut body) = send
+        .send_request(c.request("/grpc.health.v1.Health/Watch", &[]), false)
+        .unwrap();
+    body.send_data(
+        frame(&HealthCheckRequest {
+            service: "test.Calc".into(),
+        }),
+        true,
+    )
+    .unwrap();
+    let mut recv = resp.await.unwrap().into_body();
+    let first = recv.data().await.unwrap().unwrap();
+    assert_eq!(HealthCheckResponse::decode(&first[5..]).unwrap().status, 1);
+
+    let t = Instant::now();
+    r.stop.take().unwrap().send(()).unwrap();
+    let next = recv.data().await.unwrap().unwrap();
+    assert_eq!(HealthCheckResponse::decode(&next[5..]).unwrap().status, 2);
+    assert!(recv.data().await.is_none(), "the watch ends");
+    let trailers = recv.trailers().await.unwrap().unwrap();
+    assert_eq!(trailers["grpc-status"], "0");
+    tokio::time::timeout(Duration::from_secs(5), &mut r.done)
+        .await
+        .expect("drain finishes long before the 20 s grace period")
+        .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+}

@@ -154,6 +154,35 @@ fn grpcurl_tls_with_the_generated_ca() {
 }
 
 #[test]
+fn tls_and_plaintext_on_one_port() {
+    let dir = std::env::temp_dir().join(format!("volley-peers-both-{}", std::process::id()));
+    let dir_s = dir.to_str().unwrap();
+    let p = VolleyProcess::start(
+        bin(),
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--tls-self-signed",
+            "--tls-dir",
+            dir_s,
+            "--also-plaintext",
+        ],
+    );
+    assert!(p.log().contains("TLS and h2c"), "{}", p.log());
+    let addr = p.addr().to_string();
+    let ca = dir.join("ca.pem");
+    for conn in [vec!["-plaintext"], vec!["-cacert", ca.to_str().unwrap()]] {
+        let out = ok_stdout(&mut grpcurl(
+            &conn,
+            &["-d", r#"{"id": 5}"#, &addr, "api.Users/Get"],
+        ));
+        assert!(out.contains("Dmitry K."), "{conn:?}: {out}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn ghz_runs_the_seed_000_command() {
     let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
     let proto = workspace().join("proto/api/users.proto");
