@@ -13,7 +13,6 @@ mod call;
 pub mod codec;
 pub mod compression;
 pub mod health;
-pub mod pb;
 pub mod reflection;
 mod request;
 mod router;
@@ -25,6 +24,8 @@ pub mod timeout;
 pub mod tls;
 
 pub use body::ResponseBody;
+/// Generated health and reflection types (from `volley-proto`).
+pub use volley_proto::pb;
 pub use request::{Request, Response};
 pub use server::{ServeError, Server, ServerBuilder};
 

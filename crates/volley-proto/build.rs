@@ -1,4 +1,4 @@
-//! Compiles the framework's own protos (health, reflection) with protox: no protoc needed.
+//! Compiles the protos volley itself speaks (health, reflection) with protox: no protoc needed.
 
 use std::{env, path::PathBuf};
 
