@@ -1,1 +1,17 @@
-//! volley-client
+//! volley-client: reaching gRPC servers.
+//!
+//! `endpoint` says where and how (TCP or Unix socket, plaintext or TLS, authority, timeouts);
+//! `tls` builds rustls client configs (CA, mTLS, server-name override, no verification);
+//! `connection` dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper);
+//! `call` is the lean per-call path the load engine uses; `reflect` fetches schemas by server
+//! reflection.
+
+pub mod call;
+pub mod connection;
+pub mod endpoint;
+pub mod reflect;
+pub mod tls;
+
+pub use call::{CallHead, UnaryReply};
+pub use connection::{ConnectError, Connection};
+pub use endpoint::{Endpoint, Target};

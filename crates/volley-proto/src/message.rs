@@ -56,7 +56,9 @@ pub fn from_json(desc: &MessageDescriptor, json: &str) -> Result<Vec<DynamicMess
 
 /// Encodes messages into their wire bytes.
 pub fn encode_all(msgs: &[DynamicMessage]) -> Vec<Bytes> {
-    msgs.iter().map(|m| Bytes::from(m.encode_to_vec())).collect()
+    msgs.iter()
+        .map(|m| Bytes::from(m.encode_to_vec()))
+        .collect()
 }
 
 /// Reads binary data as ghz does: a sequence of varint-length-delimited messages if it parses as
@@ -106,7 +108,10 @@ mod tests {
     fn objects_and_arrays() {
         let d = users_get();
         let one = from_json(&d, r#"{"id": 228}"#).unwrap();
-        assert_eq!(encode_all(&one), vec![Bytes::from_static(&[0x08, 0xe4, 0x01])]);
+        assert_eq!(
+            encode_all(&one),
+            vec![Bytes::from_static(&[0x08, 0xe4, 0x01])]
+        );
         let many = from_json(&d, r#"[{"id": 1}, {"id": "2"}, {}]"#).unwrap();
         assert_eq!(many.len(), 3);
     }
@@ -115,11 +120,16 @@ mod tests {
     fn misfits_name_the_field() {
         let d = users_get();
         let e = from_json(&d, r#"{"idx": 1}"#).unwrap_err().to_string();
-        assert!(e.starts_with("data does not fit api.GetUserRequest:"), "{e}");
+        assert!(
+            e.starts_with("data does not fit api.GetUserRequest:"),
+            "{e}"
+        );
         assert!(e.contains("idx"), "{e}");
         let e = from_json(&d, r#"{"id": "abc"}"#).unwrap_err().to_string();
         assert!(e.contains("api.GetUserRequest"), "{e}");
-        let e = from_json(&d, r#"[{"id": 1}, {"id": true}]"#).unwrap_err().to_string();
+        let e = from_json(&d, r#"[{"id": 1}, {"id": true}]"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("element 1"), "{e}");
         let e = from_json(&d, "{").unwrap_err().to_string();
         assert!(e.contains("invalid JSON"), "{e}");

@@ -184,7 +184,10 @@ mod tests {
     fn call_forms() {
         assert_eq!(split_call("api.Users/Get").unwrap(), ("api.Users", "Get"));
         assert_eq!(split_call("api.Users.Get").unwrap(), ("api.Users", "Get"));
-        assert_eq!(split_call("grpc.hi/sayHello").unwrap(), ("grpc.hi", "sayHello"));
+        assert_eq!(
+            split_call("grpc.hi/sayHello").unwrap(),
+            ("grpc.hi", "sayHello")
+        );
         assert_eq!(split_call("/a.B/C").unwrap(), ("a.B", "C"));
         for bad in ["", "Get", "api.Users/", "/Get"] {
             assert!(split_call(bad).is_err(), "{bad}");
@@ -197,10 +200,18 @@ mod tests {
         let m = resolve(&pool, "orders.OrderService.AddOrder").unwrap();
         assert_eq!(m.path, "/orders.OrderService/AddOrder");
         assert!(m.descriptor.is_client_streaming() && m.descriptor.is_server_streaming());
-        let e = resolve(&pool, "orders.OrderService/Nope").unwrap_err().to_string();
-        assert!(e.contains("has no method Nope (it has: AddOrder, AddOrderUnary)"), "{e}");
+        let e = resolve(&pool, "orders.OrderService/Nope")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("has no method Nope (it has: AddOrder, AddOrderUnary)"),
+            "{e}"
+        );
         let e = resolve(&pool, "x.Y/Z").unwrap_err().to_string();
-        assert!(e.contains("service x.Y not found (services: orders.OrderService)"), "{e}");
+        assert!(
+            e.contains("service x.Y not found (services: orders.OrderService)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -208,13 +219,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("volley-proto-bad-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("bad.proto");
-        std::fs::write(&f, "syntax = \"proto3\";\n\nmessage A {\n  int32 x = ;\n}\n").unwrap();
+        std::fs::write(
+            &f,
+            "syntax = \"proto3\";\n\nmessage A {\n  int32 x = ;\n}\n",
+        )
+        .unwrap();
         let e = compile_proto(&f, &[]).unwrap_err().to_string();
         assert!(e.contains("bad.proto:4:"), "{e}");
         std::fs::write(&f, "syntax = \"proto3\";\nimport \"missing.proto\";\n").unwrap();
         let e = compile_proto(&f, &[]).unwrap_err().to_string();
         assert!(e.contains("missing.proto"), "{e}");
-        let e = compile_proto(&dir.join("nope.proto"), &[]).unwrap_err().to_string();
+        let e = compile_proto(&dir.join("nope.proto"), &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no such file"), "{e}");
         std::fs::remove_dir_all(dir).unwrap();
     }

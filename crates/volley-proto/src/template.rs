@@ -152,7 +152,11 @@ impl Template {
             parts.push(Part::Action(parse_pipeline(inner.trim())?));
             rest = &after[close + 2..];
         }
-        let text = if trim_next_text { rest.trim_start() } else { rest };
+        let text = if trim_next_text {
+            rest.trim_start()
+        } else {
+            rest
+        };
         if !text.is_empty() {
             parts.push(Part::Text(text.to_owned()));
         }
@@ -204,7 +208,9 @@ fn parse_pipeline(src: &str) -> Result<Vec<Command>, TemplateError> {
             .ok_or_else(|| TemplateError(format!("missing command in {{{{{src}}}}}")))??;
         let args = ops.collect::<Result<Vec<_>, _>>()?;
         if !args.is_empty() && !matches!(head, Operand::Func(_)) {
-            return Err(TemplateError(format!("can't give arguments to a non-function in {{{{{src}}}}}")));
+            return Err(TemplateError(format!(
+                "can't give arguments to a non-function in {{{{{src}}}}}"
+            )));
         }
         cmds.push(Command { head, args });
     }
@@ -239,7 +245,9 @@ fn tokenize(src: &str) -> Result<Vec<String>, TemplateError> {
                 s.push(ch);
             }
             if !closed {
-                return Err(TemplateError(format!("unterminated string in {{{{{src}}}}}")));
+                return Err(TemplateError(format!(
+                    "unterminated string in {{{{{src}}}}}"
+                )));
             }
             out.push(s);
         } else if c == '|' {
@@ -284,7 +292,11 @@ fn operand(tok: &str) -> Result<Operand, TemplateError> {
         "false" => return Ok(Operand::Lit(Value::Bool(false))),
         _ => {}
     }
-    if ["if", "else", "end", "range", "with", "define", "template", "block"].contains(&tok) {
+    if [
+        "if", "else", "end", "range", "with", "define", "template", "block",
+    ]
+    .contains(&tok)
+    {
         return Err(TemplateError(format!(
             "control structure {tok:?} is not supported in call data"
         )));
@@ -390,7 +402,9 @@ fn call(f: &str, args: &[Value]) -> Result<Value, TemplateError> {
             arity(f, args, 2)?;
             let (lo, hi) = (int(&args[0], f)?, int(&args[1], f)?);
             if hi <= lo {
-                return Err(TemplateError(format!("randomInt: max {hi} must exceed min {lo}")));
+                return Err(TemplateError(format!(
+                    "randomInt: max {hi} must exceed min {lo}"
+                )));
             }
             Value::Int(rng.random_range(lo..hi))
         }
@@ -453,19 +467,31 @@ mod tests {
 
     fn render(src: &str) -> String {
         let mut out = String::new();
-        Template::parse(src).unwrap().render(&data(), &mut out).unwrap();
+        Template::parse(src)
+            .unwrap()
+            .render(&data(), &mut out)
+            .unwrap();
         out
     }
 
     #[test]
     fn variables() {
         assert_eq!(render(r#"{"id": {{.RequestNumber}}}"#), r#"{"id": 41}"#);
-        assert_eq!(render("{{.WorkerID}}/{{.MethodName}}/{{.ServiceName}}"), "g3c1/Get/api.Users");
+        assert_eq!(
+            render("{{.WorkerID}}/{{.MethodName}}/{{.ServiceName}}"),
+            "g3c1/Get/api.Users"
+        );
         assert_eq!(render("{{.Timestamp}}"), "2023-11-14T22:13:20Z");
-        assert_eq!(render("{{.TimestampUnix}} {{.TimestampUnixMilli}}"), "1700000000 1700000000123");
+        assert_eq!(
+            render("{{.TimestampUnix}} {{.TimestampUnixMilli}}"),
+            "1700000000 1700000000123"
+        );
         assert_eq!(render("{{.TimestampUnixNano}}"), "1700000000123456789");
         assert_eq!(render("{{.IsClientStreaming}}"), "false");
-        assert_eq!(render("{{ .UUID }}"), "00000000-0000-4000-8000-000000000000");
+        assert_eq!(
+            render("{{ .UUID }}"),
+            "00000000-0000-4000-8000-000000000000"
+        );
     }
 
     #[test]

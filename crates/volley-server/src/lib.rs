@@ -24,10 +24,10 @@ pub mod timeout;
 pub mod tls;
 
 pub use body::ResponseBody;
-/// Generated health and reflection types (from `volley-proto`).
-pub use volley_proto::pb;
 pub use request::{Request, Response};
 pub use server::{ServeError, Server, ServerBuilder};
+/// Generated health and reflection types (from `volley-proto`).
+pub use volley_proto::pb;
 
 /// The server's documented defaults.
 pub mod server_defaults {

@@ -1,0 +1,164 @@
+//! The per-call path: a request head built once per run, a pre-encoded body, and a reply read to
+//! its status without decoding the message. This is what the load engine runs millions of times.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2::{RecvStream, client::SendRequest};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header::CONTENT_TYPE};
+use volley_server::{Code, Status, timeout::format_grpc_timeout};
+
+/// A request head prepared once and cloned per call.
+#[derive(Clone, Debug)]
+pub struct CallHead {
+    uri: Uri,
+    headers: HeaderMap,
+}
+
+impl CallHead {
+    /// A head for `path` on `authority`, with gRPC's headers, `metadata`, an optional deadline
+    /// header and gzip negotiation.
+    pub fn new(
+        scheme: &str,
+        authority: &str,
+        path: &str,
+        metadata: &[(HeaderName, HeaderValue)],
+        timeout: Option<Duration>,
+        gzip: bool,
+    ) -> Result<CallHead, String> {
+        let uri = Uri::builder()
+            .scheme(scheme)
+            .authority(authority)
+            .path_and_query(path)
+            .build()
+            .map_err(|e| format!("invalid call URI {scheme}://{authority}{path}: {e}"))?;
+        let mut headers = HeaderMap::with_capacity(6 + metadata.len());
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+        headers.insert("te", HeaderValue::from_static("trailers"));
+        headers.insert("user-agent", HeaderValue::from_static("volley-bench"));
+        if let Some(t) = timeout {
+            let v = HeaderValue::from_str(&format_grpc_timeout(t)).expect("digits and a unit");
+            headers.insert("grpc-timeout", v);
+        }
+        if gzip {
+            headers.insert("grpc-encoding", HeaderValue::from_static("gzip"));
+            headers.insert("grpc-accept-encoding", HeaderValue::from_static("gzip"));
+        }
+        for (k, v) in metadata {
+            headers.append(k.clone(), v.clone());
+        }
+        Ok(CallHead { uri, headers })
+    }
+
+    /// The request head for one call.
+    pub fn request(&self) -> Request<()> {
+        let mut r = Request::new(());
+        *r.method_mut() = Method::POST;
+        *r.uri_mut() = self.uri.clone();
+        *r.headers_mut() = self.headers.clone();
+        r
+    }
+}
+
+/// What a unary call returned, apart from its status.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct UnaryReply {
+    /// Bytes of response messages received (framing included).
+    pub bytes: usize,
+}
+
+/// The status for a transport failure, worded as grpc-go words them (ghz prints these).
+pub fn transport_status(e: &h2::Error) -> Status {
+    if let Some(reason) = e.reason() {
+        if e.is_reset() {
+            return match reason {
+                h2::Reason::CANCEL => Status::cancelled("grpc: the server cancelled the stream"),
+                h2::Reason::REFUSED_STREAM => {
+                    Status::unavailable("the server refused the stream (REFUSED_STREAM)")
+                }
+                r => Status::internal(format!(
+                    "stream terminated by RST_STREAM with error code: {r:?}"
+                )),
+            };
+        }
+        if e.is_go_away() {
+            return Status::unavailable("transport is closing");
+        }
+    }
+    if e.is_io() {
+        return Status::unavailable(format!("connection error: {e}"));
+    }
+    Status::unavailable(format!("transport: {e}"))
+}
+
+/// Sends one unary (or server-streaming) call with a pre-framed body and reads the reply to its
+/// status. Messages are counted, not decoded.
+pub async fn unary(
+    send: &SendRequest<Bytes>,
+    head: &CallHead,
+    body: Bytes,
+) -> Result<UnaryReply, Status> {
+    let mut send = send
+        .clone()
+        .ready()
+        .await
+        .map_err(|e| transport_status(&e))?;
+    let (resp, mut stream) = send
+        .send_request(head.request(), false)
+        .map_err(|e| transport_status(&e))?;
+    stream
+        .send_data(body, true)
+        .map_err(|e| transport_status(&e))?;
+    let resp = resp.await.map_err(|e| transport_status(&e))?;
+    finish(resp).await
+}
+
+/// Reads a response to its status, counting message bytes.
+pub async fn finish(resp: http::Response<RecvStream>) -> Result<UnaryReply, Status> {
+    let (parts, mut body) = resp.into_parts();
+    if parts.status != http::StatusCode::OK {
+        return Err(http_status(parts.status));
+    }
+    if let Some(s) = Status::from_headers(&parts.headers) {
+        // Trailers-only.
+        return if s.code() == Code::Ok {
+            Ok(UnaryReply::default())
+        } else {
+            Err(s)
+        };
+    }
+    let mut reply = UnaryReply::default();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(|e| transport_status(&e))?;
+        reply.bytes += chunk.len();
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    let trailers = body.trailers().await.map_err(|e| transport_status(&e))?;
+    match trailers.as_ref().and_then(Status::from_headers) {
+        Some(s) if s.code() == Code::Ok => Ok(reply),
+        Some(s) => Err(s),
+        None => Err(Status::internal(
+            "server closed the stream without sending trailers",
+        )),
+    }
+}
+
+/// grpc-go's mapping of a non-200 HTTP status to a gRPC code.
+fn http_status(s: http::StatusCode) -> Status {
+    let code = match s.as_u16() {
+        400 => Code::Internal,
+        401 => Code::Unauthenticated,
+        403 => Code::PermissionDenied,
+        404 => Code::Unimplemented,
+        429 | 502..=504 => Code::Unavailable,
+        _ => Code::Unknown,
+    };
+    Status::new(
+        code,
+        format!(
+            "unexpected HTTP status code received from server: {} ({})",
+            s.as_u16(),
+            s.canonical_reason().unwrap_or("")
+        ),
+    )
+}

@@ -1,0 +1,186 @@
+//! One HTTP/2 connection on the h2 crate: dial (TCP or Unix socket, then TLS if asked), handshake,
+//! and a driver task that keeps it alive. Clones share the connection.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2::client::SendRequest;
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::{TcpStream, UnixStream},
+};
+
+use crate::endpoint::{Endpoint, Target};
+
+/// Per-stream receive window (1 MiB).
+pub const STREAM_WINDOW: u32 = 1 << 20;
+/// Per-connection receive window (16 MiB). h2 also sizes its small-DATA-frame budget from it
+/// (half), which a stream of small replies read late would otherwise exhaust.
+pub const CONNECTION_WINDOW: u32 = 16 << 20;
+
+/// Why a connection could not be opened; the text says which step and which side.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// TCP or socket connect failed.
+    #[error("cannot connect to {target}: {source}")]
+    Io {
+        /// The target.
+        target: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The whole dial took longer than the connect timeout.
+    #[error("timed out after {after:?} connecting to {target}")]
+    Timeout {
+        /// The target.
+        target: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The TLS handshake failed.
+    #[error("TLS handshake with {target} failed: {detail}")]
+    Tls {
+        /// The target.
+        target: String,
+        /// Which side refused, and why.
+        detail: String,
+    },
+    /// The HTTP/2 handshake failed.
+    #[error("HTTP/2 handshake with {target} failed: {detail}")]
+    Http2 {
+        /// The target.
+        target: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// A shared HTTP/2 connection; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Connection {
+    send: SendRequest<Bytes>,
+}
+
+impl Connection {
+    /// Dials `ep` within its connect timeout. The driver task runs on the current runtime.
+    pub async fn connect(ep: &Endpoint) -> Result<Connection, ConnectError> {
+        let target = ep.target.to_string();
+        match tokio::time::timeout(ep.connect_timeout, dial(ep)).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnectError::Timeout {
+                target,
+                after: ep.connect_timeout,
+            }),
+        }
+    }
+
+    /// The h2 handle for opening streams.
+    pub fn sender(&self) -> &SendRequest<Bytes> {
+        &self.send
+    }
+}
+
+async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
+    let target = ep.target.to_string();
+    let io_err = |source| ConnectError::Io {
+        target: target.clone(),
+        source,
+    };
+    match &ep.target {
+        Target::Tcp(hostport) => {
+            let tcp = TcpStream::connect(hostport.as_str())
+                .await
+                .map_err(io_err)?;
+            let _ = tcp.set_nodelay(true);
+            secure(ep, tcp).await
+        }
+        Target::Unix(path) => {
+            let s = UnixStream::connect(path).await.map_err(io_err)?;
+            secure(ep, s).await
+        }
+    }
+}
+
+async fn secure<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Some(cfg) = &ep.tls else {
+        return handshake(ep, io).await;
+    };
+    let connector = tokio_rustls::TlsConnector::from(cfg.clone());
+    let tls = connector
+        .connect(ep.server_name.clone(), io)
+        .await
+        .map_err(|e| ConnectError::Tls {
+            target: ep.target.to_string(),
+            detail: explain_tls(&e),
+        })?;
+    handshake(ep, tls).await
+}
+
+/// Says which side refused a TLS handshake.
+fn explain_tls(e: &std::io::Error) -> String {
+    let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
+    match inner {
+        Some(rustls::Error::InvalidCertificate(c)) => {
+            format!(
+                "we refused the server's certificate: {c:?} (check --cacert, --cname or use --skipTLS)"
+            )
+        }
+        Some(rustls::Error::AlertReceived(a)) => {
+            format!("the server refused the handshake with alert {a:?} (check --cert/--key)")
+        }
+        Some(rustls::Error::InvalidMessage(m)) => {
+            format!("the server did not speak TLS ({m:?}); is it plaintext? then use --insecure")
+        }
+        Some(other) => other.to_string(),
+        None => format!("{e} (is the server plaintext? then use --insecure)"),
+    }
+}
+
+async fn handshake<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, mut conn) = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .max_concurrent_reset_streams(1024)
+        .handshake::<_, Bytes>(io)
+        .await
+        .map_err(|e| ConnectError::Http2 {
+            target: ep.target.to_string(),
+            detail: if ep.tls.is_none() {
+                format!("{e} (is the server using TLS? then drop --insecure)")
+            } else {
+                e.to_string()
+            },
+        })?;
+    let mut ping = conn.ping_pong().expect("ping_pong is taken once, here");
+    let driver = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    // Like grpc-go, a connection is ready only once the server has answered: a PING round trip
+    // proves its preface arrived (a silent peer then fails within the connect timeout).
+    if let Err(e) = ping.ping(h2::Ping::opaque()).await {
+        driver.abort();
+        return Err(ConnectError::Http2 {
+            target: ep.target.to_string(),
+            detail: e.to_string(),
+        });
+    }
+    if let Some(every) = ep.keepalive {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let pong = tokio::time::timeout(every, ping.ping(h2::Ping::opaque())).await;
+                if !matches!(pong, Ok(Ok(_))) || driver.is_finished() {
+                    driver.abort();
+                    break;
+                }
+            }
+        });
+    }
+    Ok(Connection { send })
+}

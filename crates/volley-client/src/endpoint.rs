@@ -1,0 +1,142 @@
+//! Where a server is and how to speak to it: `host:port` or `unix:/path`, plaintext or TLS, the
+//! `:authority`, and the dial and keepalive timers.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use rustls::{ClientConfig, pki_types::ServerName};
+
+/// Default dial timeout (ghz `--connect-timeout`).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A server address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `host:port` (a name or an IP; `dns:///` prefixes are accepted and dropped).
+    Tcp(String),
+    /// `unix:/path/to/socket`.
+    Unix(PathBuf),
+}
+
+impl Target {
+    /// Parses ghz's target forms.
+    pub fn parse(s: &str) -> Result<Target, String> {
+        if let Some(path) = s
+            .strip_prefix("unix://")
+            .or_else(|| s.strip_prefix("unix:"))
+        {
+            if path.is_empty() {
+                return Err(format!("invalid target {s:?}: empty socket path"));
+            }
+            return Ok(Target::Unix(PathBuf::from(path)));
+        }
+        let hostport = s
+            .strip_prefix("dns:///")
+            .or_else(|| s.strip_prefix("passthrough:///"))
+            .unwrap_or(s);
+        match hostport.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+                Ok(Target::Tcp(hostport.to_owned()))
+            }
+            _ => Err(format!(
+                "invalid target {s:?}: expected host:port or unix:/path"
+            )),
+        }
+    }
+
+    /// The host part (for TLS server names and the default authority).
+    pub fn host(&self) -> &str {
+        match self {
+            Target::Tcp(hp) => {
+                let host = hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h);
+                host.trim_start_matches('[').trim_end_matches(']')
+            }
+            Target::Unix(_) => "localhost",
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Tcp(hp) => f.write_str(hp),
+            Target::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// Everything needed to open connections to one server.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// Where.
+    pub target: Target,
+    /// TLS config; `None` for plaintext h2c.
+    pub tls: Option<Arc<ClientConfig>>,
+    /// Name checked against the server certificate (ghz `--cname`; default: the host).
+    pub server_name: ServerName<'static>,
+    /// The `:authority` sent (ghz `--authority`; default: the target).
+    pub authority: String,
+    /// Dial (TCP + TLS + HTTP/2 handshake) timeout.
+    pub connect_timeout: Duration,
+    /// HTTP/2 PING interval and timeout; `None` disables keepalive.
+    pub keepalive: Option<Duration>,
+}
+
+impl Endpoint {
+    /// A plaintext endpoint with default timers.
+    pub fn new(target: Target) -> Result<Endpoint, String> {
+        let server_name = ServerName::try_from(target.host().to_owned())
+            .map_err(|e| format!("invalid server name {:?}: {e}", target.host()))?;
+        let authority = match &target {
+            Target::Tcp(hp) => hp.clone(),
+            Target::Unix(_) => "localhost".into(),
+        };
+        Ok(Endpoint {
+            target,
+            tls: None,
+            server_name,
+            authority,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            keepalive: None,
+        })
+    }
+
+    /// Uses TLS with `config`.
+    #[must_use]
+    pub fn tls(mut self, config: Arc<ClientConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// Checks the certificate against `name` instead of the host.
+    pub fn server_name(mut self, name: &str) -> Result<Self, String> {
+        self.server_name = ServerName::try_from(name.to_owned())
+            .map_err(|e| format!("invalid --cname {name:?}: {e}"))?;
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        assert_eq!(
+            Target::parse("127.0.0.1:9090").unwrap(),
+            Target::Tcp("127.0.0.1:9090".into())
+        );
+        assert_eq!(
+            Target::parse("dns:///localhost:50051").unwrap(),
+            Target::Tcp("localhost:50051".into())
+        );
+        assert_eq!(
+            Target::parse("unix:/tmp/s.sock").unwrap(),
+            Target::Unix("/tmp/s.sock".into())
+        );
+        assert_eq!(Target::parse("[::1]:80").unwrap().host(), "::1");
+        assert_eq!(Target::parse("0.0.0.0:9503").unwrap().host(), "0.0.0.0");
+        for bad in ["", "host", "host:", ":80", "host:99999", "unix:"] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
