@@ -1,1 +1,20 @@
-//! volley-bench
+//! volley-bench: the load engine behind `volley bench`.
+//!
+//! Data flows one way: `options` (the resolved run) and `schedule` (rate and worker ramps) feed
+//! the `engine`, whose workers make calls (`streaming`) with bodies from `payload` and record into
+//! per-thread `recorder`s; the merged results become a `report`, which `format` prints in ghz's
+//! layouts.
+
+pub mod engine;
+pub mod format;
+pub mod options;
+pub mod payload;
+pub mod recorder;
+pub mod report;
+pub mod schedule;
+pub mod streaming;
+
+pub use engine::{BenchError, Control, Outcome, Target, run};
+pub use format::Format;
+pub use options::{DurationStop, EndReason, RunOptions, StreamOptions};
+pub use report::{Report, ReportOptions};

@@ -1,0 +1,412 @@
+//! The engine: one single-threaded runtime per thread, connections dialled on the thread whose
+//! workers use them, workers pulling call numbers from one atomic counter, pacing by intended send
+//! time, and one recorder per thread merged at the end.
+
+use std::{
+    cell::RefCell,
+    rc::Rc,
+    sync::{
+        Arc, Barrier, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use tokio::{sync::watch, task::LocalSet, time::sleep_until};
+use volley_client::{CallHead, Connection, Endpoint};
+use volley_server::Status;
+
+use crate::{
+    options::{DurationStop, EndReason, RunOptions},
+    payload::{Payload, now_unix_nanos},
+    recorder::Recorder,
+    schedule::{Pacer, Ramp, Shape},
+    streaming::{self, CallKind},
+};
+
+/// What to call.
+pub struct Target {
+    /// Where.
+    pub endpoint: Endpoint,
+    /// The request head (path, metadata, deadline header).
+    pub head: CallHead,
+    /// The call kind of the method.
+    pub kind: CallKind,
+    /// Request data.
+    pub payload: Payload,
+    /// Prefix of `{{.WorkerID}}` (`name:` when the run has a name).
+    pub worker_prefix: String,
+}
+
+/// A run's raw results.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Everything recorded, merged.
+    pub recorder: Recorder,
+    /// Wall time from the start (after dialling) to the end.
+    pub total: Duration,
+    /// Why the run ended.
+    pub end_reason: EndReason,
+    /// Start, nanoseconds since the Unix epoch.
+    pub started_unix_nano: i64,
+    /// The pacer fell behind its schedule by more than 10% of the run (the rate asked was not kept).
+    pub rate_not_kept: bool,
+    /// Worker threads were busy for more than 90% of the run: the generator may have been the limit.
+    pub generator_saturated: bool,
+}
+
+/// Why a run could not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A connection could not be opened.
+    #[error("{0}")]
+    Connect(String),
+    /// Request data could not be made.
+    #[error("{0}")]
+    Data(String),
+}
+
+/// Lets another thread stop a run (Ctrl-C).
+#[derive(Default)]
+pub struct Control {
+    cancelled: AtomicBool,
+}
+
+impl Control {
+    /// Ends the run early; its report says `cancel`.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+}
+
+struct Shared {
+    next: AtomicU64,
+    stop: AtomicBool,
+    stop_tx: watch::Sender<bool>,
+    start: OnceLock<(Instant, i64)>,
+    failure: Mutex<Option<BenchError>>,
+    busy_ns: AtomicU64,
+    lag_ns: AtomicU64,
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.stop_tx.send(true);
+    }
+    fn fail(&self, e: BenchError) {
+        self.failure.lock().unwrap().get_or_insert(e);
+        self.stop();
+    }
+}
+
+/// Runs the plan against the target and returns what happened. Blocks the calling thread.
+pub fn run(opts: &RunOptions, target: Arc<Target>, control: Arc<Control>) -> Result<Outcome, BenchError> {
+    let conns = opts.connections.max(1);
+    let threads = opts.cpus.clamp(1, conns);
+    let workers = opts.max_workers().max(1);
+    let (stop_tx, _) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        next: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        stop_tx,
+        start: OnceLock::new(),
+        failure: Mutex::new(None),
+        busy_ns: AtomicU64::new(0),
+        lag_ns: AtomicU64::new(0),
+    });
+    let connected = Arc::new(Barrier::new(threads + 1));
+    let go = Arc::new(Barrier::new(threads + 1));
+    let mut handles = Vec::new();
+    for t in 0..threads {
+        let my_conns: Vec<usize> = (0..conns).filter(|c| c % threads == t).collect();
+        let my_workers: Vec<usize> = (0..workers).filter(|w| (w % conns) % threads == t).collect();
+        let (opts, target, shared) = (opts.clone(), target.clone(), shared.clone());
+        let (connected, go) = (connected.clone(), go.clone());
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("volley-bench-{t}"))
+                .spawn(move || {
+                    thread_main(&opts, &target, &shared, &my_conns, &my_workers, &connected, &go)
+                })
+                .expect("spawn a bench thread"),
+        );
+    }
+    connected.wait();
+    let start = Instant::now();
+    let started_unix_nano = now_unix_nanos();
+    let _ = shared.start.set((start, started_unix_nano));
+    go.wait();
+
+    // Watch the clock and the cancel flag until the threads are done.
+    let deadline = opts.duration.or(opts.max_duration).map(|d| start + d);
+    let mut end_reason = EndReason::Normal;
+    while !handles.iter().all(|h| h.is_finished()) {
+        if control.cancelled.load(Ordering::SeqCst) && !shared.stopped() {
+            end_reason = EndReason::Cancel;
+            shared.stop();
+        }
+        if let Some(d) = deadline {
+            if Instant::now() >= d && !shared.stopped() {
+                end_reason = EndReason::Timeout;
+                shared.stop();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let end = Instant::now();
+    let mut merged: Option<Recorder> = None;
+    for h in handles {
+        if let Some(r) = h.join().expect("bench thread panicked") {
+            match &mut merged {
+                None => merged = Some(r),
+                Some(m) => m.merge(r),
+            }
+        }
+    }
+    if let Some(e) = shared.failure.lock().unwrap().take() {
+        return Err(e);
+    }
+    let total = end - start;
+    let busy = Duration::from_nanos(shared.busy_ns.load(Ordering::Relaxed));
+    let lag = Duration::from_nanos(shared.lag_ns.load(Ordering::Relaxed));
+    Ok(Outcome {
+        recorder: merged.unwrap_or_else(|| Recorder::new(opts.count_errors, opts.skip_first, 0)),
+        total,
+        end_reason,
+        started_unix_nano,
+        rate_not_kept: opts.rate.is_some() && lag > total / 10,
+        generator_saturated: busy.as_secs_f64() > 0.9 * total.as_secs_f64() * threads as f64,
+    })
+}
+
+struct ThreadCtx {
+    opts: RunOptions,
+    target: Arc<Target>,
+    shared: Arc<Shared>,
+    recorder: RefCell<Recorder>,
+    pacer: Option<Pacer>,
+    start: Instant,
+    start_unix_nano: i64,
+}
+
+fn thread_main(
+    opts: &RunOptions,
+    target: &Arc<Target>,
+    shared: &Arc<Shared>,
+    my_conns: &[usize],
+    my_workers: &[usize],
+    connected: &Barrier,
+    go: &Barrier,
+) -> Option<Recorder> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let local = LocalSet::new();
+    let dialled = local.block_on(&rt, async {
+        let mut out = Vec::new();
+        for &c in my_conns {
+            match Connection::connect(&target.endpoint).await {
+                Ok(conn) => out.push((c, conn)),
+                Err(e) => {
+                    shared.fail(BenchError::Connect(e.to_string()));
+                    break;
+                }
+            }
+        }
+        out
+    });
+    connected.wait();
+    go.wait();
+    if shared.stopped() {
+        return None;
+    }
+    let cpu_start = thread_cpu_time();
+    let (start, start_unix_nano) = *shared.start.get().expect("start set before go");
+    let ctx = Rc::new(ThreadCtx {
+        opts: opts.clone(),
+        target: target.clone(),
+        shared: shared.clone(),
+        recorder: RefCell::new(Recorder::new(opts.count_errors, opts.skip_first, opts.details_cap)),
+        pacer: opts.rate.clone().map(Pacer::new),
+        start,
+        start_unix_nano,
+    });
+    local.block_on(&rt, async {
+        let mut tasks = Vec::new();
+        for &w in my_workers {
+            let conn_idx = w % opts.connections.max(1);
+            let conn = dialled
+                .iter()
+                .find(|(c, _)| *c == conn_idx)
+                .map(|(_, conn)| conn.clone())
+                .expect("worker's connection dialled on its thread");
+            tasks.push(tokio::task::spawn_local(worker(ctx.clone(), w, conn_idx, conn)));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    let busy = thread_cpu_time().saturating_sub(cpu_start);
+    shared.busy_ns.fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
+    drop(dialled);
+    Rc::try_unwrap(ctx).ok().map(|c| c.recorder.into_inner())
+}
+
+/// This thread's CPU time (user + system).
+fn thread_cpu_time() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/stat")
+        .ok()
+        .and_then(|s| {
+            let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
+            let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(Duration::from_millis(ticks * 10))
+        })
+        .unwrap_or_default()
+}
+
+/// When worker `w` should start under the concurrency ramp, if ever.
+fn start_time(ramp: &Ramp, w: usize) -> Option<Duration> {
+    if ramp.shape == Shape::Const || ramp.value_at(Duration::ZERO) > w as f64 {
+        return (ramp.value_at(Duration::ZERO) > w as f64 || ramp.shape == Shape::Const)
+            .then_some(Duration::ZERO);
+    }
+    if ramp.step <= 0.0 {
+        return None;
+    }
+    let len = match ramp.shape {
+        Shape::Line => Duration::from_secs(1),
+        _ => ramp.step_duration,
+    };
+    let k = ((w as f64 + 1.0 - ramp.start) / ramp.step).ceil().max(0.0) as u32;
+    let at = len * k;
+    (ramp.value_at(at) > w as f64).then_some(at)
+}
+
+async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection) {
+    let opts = &ctx.opts;
+    let shared = &ctx.shared;
+    let Some(begin) = start_time(&opts.concurrency, w) else {
+        return;
+    };
+    if !begin.is_zero() {
+        let mut stop = shared.stop_tx.subscribe();
+        tokio::select! {
+            () = sleep_until((ctx.start + begin).into()) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+    let worker_id = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix);
+    let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
+    let mut stop_rx = shared.stop_tx.subscribe();
+    let ramped = opts.concurrency.shape != Shape::Const;
+    loop {
+        if shared.stopped() {
+            break;
+        }
+        if ramped && opts.concurrency.value_at(ctx.start.elapsed()) <= w as f64 {
+            break;
+        }
+        let i = shared.next.fetch_add(1, Ordering::Relaxed);
+        if i >= opts.total {
+            break;
+        }
+        let intended = match &ctx.pacer {
+            None => None,
+            Some(p) => match p.time_of(i) {
+                None => break,
+                Some(t) => {
+                    let at = ctx.start + t;
+                    let now = Instant::now();
+                    if at > now {
+                        tokio::select! {
+                            () = sleep_until(at.into()) => {}
+                            _ = stop_rx.wait_for(|s| *s) => break,
+                        }
+                    } else {
+                        shared
+                            .lag_ns
+                            .fetch_max((now - at).as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    Some(at)
+                }
+            },
+        };
+        if shared.stopped() {
+            break;
+        }
+        let sent = Instant::now();
+        let call = streaming::call(&ctx.target, opts, &conn, i, &worker_id, &ctx.recorder);
+        let result = match (interruptible, opts.timeout) {
+            (false, None) => call.await,
+            (false, Some(t)) => with_timeout(t, call).await,
+            (true, t) => {
+                let call = async {
+                    match t {
+                        Some(t) => with_timeout(t, call).await,
+                        None => call.await,
+                    }
+                };
+                tokio::select! {
+                    r = call => r,
+                    _ = stop_rx.wait_for(|s| *s) => {
+                        if opts.duration_stop == DurationStop::Ignore {
+                            break;
+                        }
+                        Err(Status::unavailable("transport is closing"))
+                    }
+                }
+            }
+        };
+        let done = Instant::now();
+        let latency = done - intended.unwrap_or(sent);
+        let service = done - sent;
+        let wall = ctx.start_unix_nano + (sent - ctx.start).as_nanos() as i64;
+        ctx.recorder.borrow_mut().record(
+            i,
+            wall,
+            latency.as_nanos() as u64,
+            service.as_nanos() as u64,
+            result.as_ref().map(|_| ()),
+        );
+        if result.is_err() && shared.stopped() {
+            break;
+        }
+    }
+}
+
+async fn with_timeout(
+    t: Duration,
+    call: impl std::future::Future<Output = Result<(), Status>>,
+) -> Result<(), Status> {
+    tokio::time::timeout(t, call)
+        .await
+        .unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_start_times_follow_the_ramp() {
+        let c = Ramp::constant(10.0);
+        assert_eq!(start_time(&c, 9), Some(Duration::ZERO));
+        let step = Ramp {
+            shape: Shape::Step,
+            start: 2.0,
+            end: 6.0,
+            step: 2.0,
+            step_duration: Duration::from_secs(1),
+            max_duration: Duration::ZERO,
+        };
+        assert_eq!(start_time(&step, 1), Some(Duration::ZERO));
+        assert_eq!(start_time(&step, 2), Some(Duration::from_secs(1)));
+        assert_eq!(start_time(&step, 5), Some(Duration::from_secs(2)));
+        assert_eq!(start_time(&step, 6), None);
+    }
+}

@@ -1,0 +1,153 @@
+//! ghz's InfluxDB line protocol: `ghz_run` (one line) and `ghz_detail` (one line per call).
+
+use std::io::{self, Write};
+
+use super::go_g;
+use crate::report::Report;
+
+fn clean(s: &str) -> String {
+    s.replace(' ', "\\ ").replace(',', "\\,").replace('=', "\\=")
+}
+
+/// A JSON value as ghz embeds it: JSON-encoded, then JSON-encoded again as a string, cleaned.
+fn double_json(v: &serde_json::Value) -> String {
+    let inner = serde_json::to_string(v).unwrap_or_default();
+    clean(&serde_json::to_string(&inner).unwrap_or_default())
+}
+
+fn tags(r: &Report, add_errors: bool) -> String {
+    let o = &r.options;
+    let mut t: Vec<String> = Vec::new();
+    if !r.name.is_empty() {
+        t.push(format!("name=\"{}\"", clean(r.name.trim())));
+    }
+    if !o.proto.is_empty() {
+        t.push(format!("proto=\"{}\"", o.proto));
+    } else if !o.protoset.is_empty() {
+        t.push(format!("Protoset=\"{}\"", o.protoset));
+    }
+    t.push(format!("call=\"{}\"", o.call));
+    t.push(format!("host=\"{}\"", o.host));
+    t.push(format!("n={}", o.total));
+    if o.concurrency_schedule == "const" {
+        t.push(format!("c={}", o.concurrency));
+    } else {
+        t.push(format!("concurrency-schedule={}", o.concurrency_schedule));
+        t.push(format!("concurrency-start={}", o.concurrency_start));
+        t.push(format!("concurrency-end={}", o.concurrency_end));
+        t.push(format!("concurrency-step={}", o.concurrency_step));
+        t.push(format!("concurrency-step-duration={}", go_duration(o.concurrency_step_duration)));
+        t.push(format!("concurrency-max-duration={}", go_duration(o.concurrency_max_duration)));
+    }
+    if o.load_schedule == "const" {
+        t.push(format!("rps={}", o.rps));
+    } else {
+        t.push(format!("load-schedule={}", o.load_schedule));
+        t.push(format!("load-start={}", o.load_start));
+        t.push(format!("load-end={}", o.load_end));
+        t.push(format!("load-step={}", o.load_step));
+        t.push(format!("load-step-duration={}", go_duration(o.load_step_duration)));
+        t.push(format!("load-max-duration={}", go_duration(o.load_max_duration)));
+    }
+    t.push(format!("z={}", o.duration));
+    t.push(format!("timeout={}", go_g(o.timeout as f64 / 1e9)));
+    t.push(format!("dial_timeout={}", go_g(o.dial_timeout as f64 / 1e9)));
+    t.push(format!("keepalive={}", go_g(o.keepalive as f64 / 1e9)));
+    t.push(format!(
+        "data={}",
+        o.data.as_ref().map_or_else(|| "\"\"".to_string(), double_json)
+    ));
+    t.push(format!(
+        "metadata={}",
+        o.metadata.as_ref().map_or_else(|| "\"\"".to_string(), double_json)
+    ));
+    t.push(format!(
+        "tags={}",
+        r.tags
+            .as_ref()
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+            .map_or_else(|| "\"\"".to_string(), double_json)
+    ));
+    if add_errors {
+        let errors = r.error_count();
+        t.push(format!("errors={errors}"));
+        t.push(format!("has_errors={}", errors > 0));
+    }
+    t.join(",")
+}
+
+/// Go's `time.Duration.String()` for the schedule tags.
+fn go_duration(ns: u64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let secs = ns as f64 / 1e9;
+    if ns % 1_000_000_000 == 0 {
+        let s = ns / 1_000_000_000;
+        let (h, m, s) = (s / 3600, (s % 3600) / 60, s % 60);
+        return match (h, m) {
+            (0, 0) => format!("{s}s"),
+            (0, _) => format!("{m}m{s}s"),
+            _ => format!("{h}h{m}m{s}s"),
+        };
+    }
+    if ns < 1_000_000_000 {
+        return format!("{}ms", go_g(ns as f64 / 1e6));
+    }
+    format!("{}s", go_g(secs))
+}
+
+/// Writes the `ghz_run` line (no trailing newline, as ghz).
+pub fn write_summary(w: &mut impl Write, r: &Report) -> io::Result<()> {
+    let mut fields = vec![
+        format!("count={}", r.count),
+        format!("total={}", r.total),
+        format!("average={}", r.average),
+        format!("fastest={}", r.fastest),
+        format!("slowest={}", r.slowest),
+        format!("rps={:4.2}", r.rps),
+    ];
+    for p in r.latency_distribution.iter().flatten() {
+        if p.percentage == 50 {
+            fields.push(format!("median={}", p.latency));
+        }
+        if p.percentage == 95 {
+            fields.push(format!("p95={}", p.latency));
+        }
+    }
+    fields.push(format!("errors={}", r.error_count()));
+    let ts = r.date_unix_nano.max(0);
+    write!(w, "ghz_run,{} {} {ts}", tags(r, true), fields.join(","))
+}
+
+/// Writes one `ghz_detail` line per call.
+pub fn write_details(w: &mut impl Write, r: &Report) -> io::Result<()> {
+    let common = tags(r, false);
+    let mut out = io::BufWriter::new(w);
+    for d in r.details.iter().flatten() {
+        let has_error = !d.error.is_empty();
+        writeln!(
+            out,
+            "ghz_detail,{common},hasError={has_error} latency={},error=\"{}\",status=\"{}\" {}",
+            d.latency,
+            clean(&d.error),
+            d.status,
+            d.timestamp_unix_nano.max(0)
+        )?;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_like_go() {
+        assert_eq!(go_duration(0), "0s");
+        assert_eq!(go_duration(10_000_000_000), "10s");
+        assert_eq!(go_duration(90_000_000_000), "1m30s");
+        assert_eq!(go_duration(500_000_000), "500ms");
+        assert_eq!(clean("My Run,x=1"), "My\\ Run\\,x\\=1");
+    }
+}

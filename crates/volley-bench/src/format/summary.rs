@@ -1,0 +1,102 @@
+//! ghz's default text summary, byte for byte (tabs, the space before `%`, trailing spaces,
+//! tabwriter padding), with status and error rows in a fixed order.
+
+use std::io::{self, Write};
+
+use super::format_nano_unit;
+use crate::report::Report;
+
+/// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
+/// in a tab: every cell is padded to the column's widest cell plus 3.
+fn tabwrite(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        for (c, cell) in r.iter().enumerate() {
+            out.push_str(cell);
+            out.extend(std::iter::repeat_n(' ', widths[c] - cell.chars().count() + 3));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes the summary.
+pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+    let mut s = String::from("\nSummary:\n");
+    if !r.name.is_empty() {
+        s += &format!("  Name:\t\t{}\n", r.name);
+    }
+    s += &format!("  Count:\t{}\n", r.count);
+    s += &format!("  Total:\t{}\n", format_nano_unit(r.total));
+    s += &format!("  Slowest:\t{}\n", format_nano_unit(r.slowest));
+    s += &format!("  Fastest:\t{}\n", format_nano_unit(r.fastest));
+    s += &format!("  Average:\t{}\n", format_nano_unit(r.average));
+    s += &format!("  Requests/sec:\t{:4.2}\n", r.rps);
+    s += "\nResponse time histogram:\n";
+    if let Some(buckets) = &r.histogram {
+        let marks: Vec<String> = buckets.iter().map(|b| format!("{:4.3}", b.mark * 1000.0)).collect();
+        let counts: Vec<String> = buckets.iter().map(|b| format!("[{}]", b.count)).collect();
+        let wm = marks.iter().map(String::len).max().unwrap_or(0);
+        let wc = counts.iter().map(String::len).max().unwrap_or(0);
+        let max = buckets.iter().map(|b| b.count).max().unwrap_or(0);
+        for ((m, c), b) in marks.iter().zip(&counts).zip(buckets) {
+            let bar = if max > 0 { (b.count * 40 + max / 2) / max } else { 0 };
+            s += &format!("  {m:<wm$} {c:<wc$} |{}\n", "∎".repeat(bar as usize));
+        }
+    }
+    s += "\nLatency distribution:";
+    for p in r.latency_distribution.iter().flatten() {
+        s += &format!("\n  {} % in {} ", p.percentage, format_nano_unit(p.latency));
+    }
+    s += "\n\n";
+    if !r.status_code_distribution.0.is_empty() {
+        s += "Status code distribution:\n";
+        let rows: Vec<Vec<String>> = r
+            .status_code_distribution
+            .0
+            .iter()
+            .map(|(code, n)| vec![format!("  [{code}]"), format!("{n} responses")])
+            .collect();
+        s += &tabwrite(&rows);
+    }
+    s += "\n";
+    if !r.error_distribution.0.is_empty() {
+        s += "Error distribution:\n";
+        let rows: Vec<Vec<String>> = r
+            .error_distribution
+            .0
+            .iter()
+            .map(|(e, n)| vec![format!("  [{n}]"), e.clone()])
+            .collect();
+        s += &tabwrite(&rows);
+    }
+    s += "\n";
+    w.write_all(s.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tabwriter_matches_go() {
+        let rows = vec![
+            vec!["  [Unavailable]".to_string(), "40 responses".to_string()],
+            vec!["  [OK]".to_string(), "1866 responses".to_string()],
+        ];
+        assert_eq!(
+            tabwrite(&rows),
+            "  [Unavailable]   40 responses     \n  [OK]            1866 responses   \n"
+        );
+    }
+}

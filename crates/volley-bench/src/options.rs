@@ -1,0 +1,121 @@
+//! Everything a run needs to know, resolved from flags and config files: what to call, how hard,
+//! for how long, and what to put in the report's `options`.
+
+use std::time::Duration;
+
+use crate::schedule::Ramp;
+
+/// What happens to in-flight calls when `-z` runs out (ghz `--duration-stop`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DurationStop {
+    /// Cancel them and count them as errors ("transport is closing"), as ghz does.
+    #[default]
+    Close,
+    /// Let them finish and count them.
+    Wait,
+    /// Cancel them and leave them out of the report.
+    Ignore,
+}
+
+impl DurationStop {
+    /// Parses `close`, `wait` or `ignore`.
+    pub fn parse(s: &str) -> Result<DurationStop, String> {
+        match s {
+            "close" => Ok(DurationStop::Close),
+            "wait" => Ok(DurationStop::Wait),
+            "ignore" => Ok(DurationStop::Ignore),
+            _ => Err(format!("invalid --duration-stop {s:?}: expected close, wait or ignore")),
+        }
+    }
+}
+
+/// Why a run ended (ghz `endReason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// `-n` calls were made.
+    Normal,
+    /// Interrupted (Ctrl-C).
+    Cancel,
+    /// `-z` or `-x` ran out.
+    Timeout,
+}
+
+impl EndReason {
+    /// ghz's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Normal => "normal",
+            EndReason::Cancel => "cancel",
+            EndReason::Timeout => "timeout",
+        }
+    }
+}
+
+/// Streaming knobs (ghz `--stream-*`).
+#[derive(Clone, Debug, Default)]
+pub struct StreamOptions {
+    /// Pause between messages sent on a client or bidi stream.
+    pub interval: Duration,
+    /// Close each stream after this long (zero: no limit).
+    pub call_duration: Duration,
+    /// Messages sent (client/bidi) or received (server) per call (zero: all of the data / all).
+    pub call_count: u64,
+    /// Render the template for every message, not once per call.
+    pub dynamic_messages: bool,
+}
+
+/// The resolved run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Total calls (`-n`); `u64::MAX` when `-z` rules.
+    pub total: u64,
+    /// Run length (`-z`).
+    pub duration: Option<Duration>,
+    /// Cap on run length while honouring `-n` (`-x`).
+    pub max_duration: Option<Duration>,
+    /// What happens to in-flight calls at the end of `-z`.
+    pub duration_stop: DurationStop,
+    /// Worker count over time (`-c`, `--concurrency-*`).
+    pub concurrency: Ramp,
+    /// Total request rate over time (`--rps`, `--load-*`); `None` = as fast as possible.
+    pub rate: Option<Ramp>,
+    /// Fire calls without waiting for the previous one (`--async`).
+    pub async_mode: bool,
+    /// HTTP/2 connections (`--connections`); worker `i` uses connection `i % connections`.
+    pub connections: usize,
+    /// Per-call deadline (`-t`); `None` = none.
+    pub timeout: Option<Duration>,
+    /// Threads running workers (`--cpus`).
+    pub cpus: usize,
+    /// Drop the first N results (`--skipFirst`).
+    pub skip_first: u64,
+    /// Count failed calls in fastest/slowest/histogram/percentiles (`--count-errors`).
+    pub count_errors: bool,
+    /// Keep per-call details (for csv, json, html, influx-details), up to this many.
+    pub details_cap: usize,
+    /// Streaming knobs.
+    pub stream: StreamOptions,
+    /// `--name`.
+    pub name: String,
+}
+
+/// ghz keeps at most this many per-call details; we keep the same cap for formats that list them.
+pub const MAX_DETAILS: usize = 1_000_000;
+
+impl RunOptions {
+    /// The largest worker count the run will reach.
+    pub fn max_workers(&self) -> usize {
+        let c = &self.concurrency;
+        let top = if c.end != 0.0 { c.start.max(c.end) } else { c.start };
+        if c.shape != crate::schedule::Shape::Const && c.end == 0.0 && c.step > 0.0 {
+            // Unbounded ramp: bounded by the run length when there is one.
+            let len = self
+                .duration
+                .or(self.max_duration)
+                .or((!c.max_duration.is_zero()).then_some(c.max_duration))
+                .unwrap_or(Duration::from_secs(3600));
+            return c.value_at(len).max(top) as usize;
+        }
+        top.max(1.0) as usize
+    }
+}

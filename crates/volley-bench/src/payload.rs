@@ -1,0 +1,128 @@
+//! Request bodies. Data without template actions is parsed, checked and framed once before the
+//! run (`Static`: a clone of `Bytes` per call); templated data is rendered, parsed and encoded per
+//! call (or per message) as ghz does.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use prost_reflect::MessageDescriptor;
+use volley_proto::{
+    message::{encode_all, from_json},
+    template::{CallData, Template},
+};
+use volley_server::{codec::HEADER_LEN, compression::Encoding};
+
+/// Frames a message, gzip-compressed when asked.
+pub fn frame(msg: &[u8], gzip: bool) -> Bytes {
+    if gzip {
+        return Encoding::Gzip.compress_frame(msg);
+    }
+    let mut v = Vec::with_capacity(HEADER_LEN + msg.len());
+    v.push(0);
+    v.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    v.extend_from_slice(msg);
+    v.into()
+}
+
+/// Where request messages come from.
+#[derive(Clone)]
+pub enum Payload {
+    /// Framed messages made before the run; calls take them round-robin by request number.
+    Static(Arc<[Bytes]>),
+    /// A template rendered per call.
+    Templated(Arc<Templated>),
+}
+
+/// A templated payload.
+pub struct Templated {
+    /// The data template.
+    pub template: Template,
+    /// The input type.
+    pub input: MessageDescriptor,
+    /// Call data that does not change between calls (names of the method and types).
+    pub base: CallData,
+    /// Compress frames.
+    pub gzip: bool,
+}
+
+impl Payload {
+    /// Frames prepared from encoded messages.
+    pub fn from_messages(msgs: &[Bytes], gzip: bool) -> Payload {
+        Payload::Static(msgs.iter().map(|m| frame(m, gzip)).collect())
+    }
+
+    /// How many messages one call's data holds (for streams), when known up front.
+    pub fn static_len(&self) -> Option<usize> {
+        match self {
+            Payload::Static(f) => Some(f.len()),
+            Payload::Templated(_) => None,
+        }
+    }
+
+    /// Every message of call `i`, framed (the sequence a client or bidi stream sends).
+    pub fn messages(&self, i: u64, worker_id: &str) -> Result<Vec<Bytes>, String> {
+        match self {
+            Payload::Static(f) => Ok(f.to_vec()),
+            Payload::Templated(t) => t.render_all(i, worker_id),
+        }
+    }
+
+    /// The single message of unary call `i`: arrays go round-robin by request number.
+    pub fn message(&self, i: u64, worker_id: &str) -> Result<Bytes, String> {
+        match self {
+            Payload::Static(f) => Ok(f[(i % f.len() as u64) as usize].clone()),
+            Payload::Templated(t) => {
+                let all = t.render_all(i, worker_id)?;
+                let n = all.len() as u64;
+                if n == 0 {
+                    return Err("templated data rendered to an empty array".into());
+                }
+                Ok(all[(i % n) as usize].clone())
+            }
+        }
+    }
+}
+
+impl Templated {
+    fn render_all(&self, i: u64, worker_id: &str) -> Result<Vec<Bytes>, String> {
+        let mut data = self.base.clone();
+        data.request_number = i as i64;
+        data.worker_id = worker_id.to_owned();
+        data.timestamp_unix_nano = now_unix_nanos();
+        data.uuid = uuid_v4();
+        let mut json = String::new();
+        self.template
+            .render(&data, &mut json)
+            .map_err(|e| e.to_string())?;
+        let msgs = from_json(&self.input, &json).map_err(|e| e.to_string())?;
+        Ok(encode_all(&msgs)
+            .iter()
+            .map(|m| frame(m, self.gzip))
+            .collect())
+    }
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_unix_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn uuid_v4() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_round_robin() {
+        let p = Payload::from_messages(&[Bytes::from_static(b"a"), Bytes::from_static(b"bb")], false);
+        assert_eq!(&p.message(0, "").unwrap()[..], b"\0\0\0\0\x01a");
+        assert_eq!(&p.message(1, "").unwrap()[..], b"\0\0\0\0\x02bb");
+        assert_eq!(&p.message(2, "").unwrap()[..], b"\0\0\0\0\x01a");
+        assert_eq!(p.messages(7, "").unwrap().len(), 2);
+    }
+}

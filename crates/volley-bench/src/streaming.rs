@@ -1,0 +1,276 @@
+//! One call of any kind: unary straight through `volley_client::call`, server streams read to the
+//! end (or to `--stream-call-count` / `--stream-call-duration`), client and bidi streams sent with
+//! `--stream-interval` and, for bidi, replies matched to requests in order for per-message latency.
+
+use std::{cell::RefCell, collections::VecDeque, future::poll_fn, time::Instant};
+
+use bytes::Bytes;
+use h2::{RecvStream, SendStream};
+use volley_client::{
+    Connection,
+    call::{finish, transport_status, unary},
+};
+use volley_server::{Code, Status};
+
+use crate::{engine::Target, options::RunOptions, recorder::Recorder};
+
+/// The four call kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// One request, one reply.
+    Unary,
+    /// One request, a stream of replies.
+    ServerStreaming,
+    /// A stream of requests, one reply.
+    ClientStreaming,
+    /// Streams both ways.
+    Bidi,
+}
+
+impl CallKind {
+    /// The kind of a method.
+    pub fn of(client_streaming: bool, server_streaming: bool) -> CallKind {
+        match (client_streaming, server_streaming) {
+            (false, false) => CallKind::Unary,
+            (false, true) => CallKind::ServerStreaming,
+            (true, false) => CallKind::ClientStreaming,
+            (true, true) => CallKind::Bidi,
+        }
+    }
+}
+
+/// Makes call number `i`.
+pub async fn call(
+    target: &Target,
+    opts: &RunOptions,
+    conn: &Connection,
+    i: u64,
+    worker_id: &str,
+    rec: &RefCell<Recorder>,
+) -> Result<(), Status> {
+    match target.kind {
+        CallKind::Unary => {
+            let body = target
+                .payload
+                .message(i, worker_id)
+                .map_err(Status::internal)?;
+            unary(conn.sender(), &target.head, body).await.map(|_| ())
+        }
+        _ => stream_call(target, opts, conn, i, worker_id, rec).await,
+    }
+}
+
+/// Counts whole gRPC messages in a byte stream without decoding them.
+#[derive(Default)]
+struct MessageCounter {
+    header: [u8; 5],
+    have: usize,
+    remaining: usize,
+}
+
+impl MessageCounter {
+    /// Feeds bytes; returns how many messages completed.
+    fn push(&mut self, mut b: &[u8]) -> u64 {
+        let mut done = 0;
+        while !b.is_empty() {
+            if self.have < 5 {
+                let take = (5 - self.have).min(b.len());
+                self.header[self.have..self.have + take].copy_from_slice(&b[..take]);
+                self.have += take;
+                b = &b[take..];
+                if self.have == 5 {
+                    self.remaining = u32::from_be_bytes([
+                        self.header[1],
+                        self.header[2],
+                        self.header[3],
+                        self.header[4],
+                    ]) as usize;
+                    if self.remaining == 0 {
+                        done += 1;
+                        self.have = 0;
+                    }
+                }
+            } else {
+                let take = self.remaining.min(b.len());
+                self.remaining -= take;
+                b = &b[take..];
+                if self.remaining == 0 {
+                    done += 1;
+                    self.have = 0;
+                }
+            }
+        }
+        done
+    }
+}
+
+async fn send_message(out: &mut SendStream<Bytes>, msg: Bytes, end: bool) -> Result<(), Status> {
+    // Respect the peer's flow control: wait for some capacity before queueing more.
+    out.reserve_capacity(msg.len());
+    while out.capacity() == 0 {
+        match poll_fn(|cx| out.poll_capacity(cx)).await {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(transport_status(&e)),
+            None => return Err(Status::unavailable("stream closed while sending")),
+        }
+    }
+    out.send_data(msg, end).map_err(|e| transport_status(&e))
+}
+
+async fn stream_call(
+    target: &Target,
+    opts: &RunOptions,
+    conn: &Connection,
+    i: u64,
+    worker_id: &str,
+    rec: &RefCell<Recorder>,
+) -> Result<(), Status> {
+    let so = &opts.stream;
+    let started = Instant::now();
+    let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
+    let mut send = conn
+        .sender()
+        .clone()
+        .ready()
+        .await
+        .map_err(|e| transport_status(&e))?;
+    let (resp, mut out) = send
+        .send_request(target.head.request(), false)
+        .map_err(|e| transport_status(&e))?;
+
+    let sends_stream = matches!(target.kind, CallKind::ClientStreaming | CallKind::Bidi);
+    let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
+    let matched = target.kind == CallKind::Bidi;
+    if sends_stream {
+        let data = target.payload.messages(i, worker_id).map_err(Status::internal)?;
+        if data.is_empty() {
+            return Err(Status::internal("no data to stream"));
+        }
+        let count = if so.call_count > 0 { so.call_count } else { data.len() as u64 };
+        // Bidi: read replies while sending, so that per-message latency is measured as they come.
+        let writer = async {
+            for k in 0..count {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let msg = if so.dynamic_messages {
+                    target
+                        .payload
+                        .messages(i, worker_id)
+                        .map_err(Status::internal)?
+                        .swap_remove((k % data.len() as u64) as usize)
+                } else {
+                    data[(k % data.len() as u64) as usize].clone()
+                };
+                if matched {
+                    sent_at.borrow_mut().push_back(Instant::now());
+                }
+                send_message(&mut out, msg, false).await?;
+                rec.borrow_mut().messages_sent += 1;
+                if !so.interval.is_zero() && k + 1 < count {
+                    tokio::time::sleep(so.interval).await;
+                }
+            }
+            out.send_data(Bytes::new(), true).map_err(|e| transport_status(&e))?;
+            Ok::<_, Status>(())
+        };
+        if matched {
+            let reader = async {
+                let resp = resp.await.map_err(|e| transport_status(&e))?;
+                read_replies(resp, rec, started, Some(&sent_at), deadline, 0).await
+            };
+            let (r, w) = tokio::join!(reader, writer);
+            w?;
+            return r;
+        }
+        writer.await?;
+        let resp = resp.await.map_err(|e| transport_status(&e))?;
+        return finish(resp).await.map(|_| {
+            rec.borrow_mut().messages_received += 1;
+        });
+    }
+    // Server streaming: one request, read replies.
+    let body = target.payload.message(i, worker_id).map_err(Status::internal)?;
+    send_message(&mut out, body, true).await?;
+    rec.borrow_mut().messages_sent += 1;
+    let resp = resp.await.map_err(|e| transport_status(&e))?;
+    read_replies(resp, rec, started, None, deadline, so.call_count).await
+}
+
+/// Reads a reply stream to its status, counting messages, recording time to first message and,
+/// when `sent_at` is given, each reply's latency against its request (in order). Stops early (as
+/// OK) after `limit` messages or at `deadline`.
+async fn read_replies(
+    resp: http::Response<RecvStream>,
+    rec: &RefCell<Recorder>,
+    started: Instant,
+    sent_at: Option<&RefCell<VecDeque<Instant>>>,
+    deadline: Option<Instant>,
+    limit: u64,
+) -> Result<(), Status> {
+    let (parts, mut body) = resp.into_parts();
+    if let Some(s) = Status::from_headers(&parts.headers) {
+        return if s.code() == Code::Ok { Ok(()) } else { Err(s) };
+    }
+    let mut counter = MessageCounter::default();
+    let mut received = 0u64;
+    loop {
+        let next = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), body.data()).await {
+                Ok(n) => n,
+                Err(_) => return Ok(()),
+            },
+            None => body.data().await,
+        };
+        let Some(chunk) = next else { break };
+        let chunk = chunk.map_err(|e| transport_status(&e))?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        let n = counter.push(&chunk);
+        if n == 0 {
+            continue;
+        }
+        let now = Instant::now();
+        let mut r = rec.borrow_mut();
+        if received == 0 {
+            r.first_message
+                .saturating_record((now - started).as_nanos().max(1) as u64);
+        }
+        for k in received..received + n {
+            if let Some(at) = sent_at.and_then(|q| q.borrow().get(k as usize).copied()) {
+                r.message_latency
+                    .saturating_record((now - at).as_nanos().max(1) as u64);
+            }
+        }
+        r.messages_received += n;
+        received += n;
+        if limit > 0 && received >= limit {
+            return Ok(());
+        }
+    }
+    let trailers = body.trailers().await.map_err(|e| transport_status(&e))?;
+    match trailers.as_ref().and_then(Status::from_headers) {
+        Some(s) if s.code() == Code::Ok => Ok(()),
+        Some(s) => Err(s),
+        None => Err(Status::internal("server closed the stream without trailers")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_messages_across_chunks() {
+        let mut all = Vec::new();
+        for len in [3usize, 0, 10] {
+            all.push(0u8);
+            all.extend_from_slice(&(len as u32).to_be_bytes());
+            all.extend(std::iter::repeat_n(7u8, len));
+        }
+        for cut in 0..all.len() {
+            let mut c = MessageCounter::default();
+            let n = c.push(&all[..cut]) + c.push(&all[cut..]);
+            assert_eq!(n, 3, "cut {cut}");
+        }
+    }
+}
