@@ -104,7 +104,11 @@ impl Shared {
 }
 
 /// Runs the plan against the target and returns what happened. Blocks the calling thread.
-pub fn run(opts: &RunOptions, target: Arc<Target>, control: Arc<Control>) -> Result<Outcome, BenchError> {
+pub fn run(
+    opts: &RunOptions,
+    target: Arc<Target>,
+    control: Arc<Control>,
+) -> Result<Outcome, BenchError> {
     let conns = opts.connections.max(1);
     let threads = opts.cpus.clamp(1, conns);
     let workers = opts.max_workers().max(1);
@@ -123,14 +127,24 @@ pub fn run(opts: &RunOptions, target: Arc<Target>, control: Arc<Control>) -> Res
     let mut handles = Vec::new();
     for t in 0..threads {
         let my_conns: Vec<usize> = (0..conns).filter(|c| c % threads == t).collect();
-        let my_workers: Vec<usize> = (0..workers).filter(|w| (w % conns) % threads == t).collect();
+        let my_workers: Vec<usize> = (0..workers)
+            .filter(|w| (w % conns) % threads == t)
+            .collect();
         let (opts, target, shared) = (opts.clone(), target.clone(), shared.clone());
         let (connected, go) = (connected.clone(), go.clone());
         handles.push(
             std::thread::Builder::new()
                 .name(format!("volley-bench-{t}"))
                 .spawn(move || {
-                    thread_main(&opts, &target, &shared, &my_conns, &my_workers, &connected, &go)
+                    thread_main(
+                        &opts,
+                        &target,
+                        &shared,
+                        &my_conns,
+                        &my_workers,
+                        &connected,
+                        &go,
+                    )
                 })
                 .expect("spawn a bench thread"),
         );
@@ -231,7 +245,11 @@ fn thread_main(
         opts: opts.clone(),
         target: target.clone(),
         shared: shared.clone(),
-        recorder: RefCell::new(Recorder::new(opts.count_errors, opts.skip_first, opts.details_cap)),
+        recorder: RefCell::new(Recorder::new(
+            opts.count_errors,
+            opts.skip_first,
+            opts.details_cap,
+        )),
         pacer: opts.rate.clone().map(Pacer::new),
         start,
         start_unix_nano,
@@ -245,14 +263,21 @@ fn thread_main(
                 .find(|(c, _)| *c == conn_idx)
                 .map(|(_, conn)| conn.clone())
                 .expect("worker's connection dialled on its thread");
-            tasks.push(tokio::task::spawn_local(worker(ctx.clone(), w, conn_idx, conn)));
+            tasks.push(tokio::task::spawn_local(worker(
+                ctx.clone(),
+                w,
+                conn_idx,
+                conn,
+            )));
         }
         for t in tasks {
             let _ = t.await;
         }
     });
     let busy = thread_cpu_time().saturating_sub(cpu_start);
-    shared.busy_ns.fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
+    shared
+        .busy_ns
+        .fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
     drop(dialled);
     Rc::try_unwrap(ctx).ok().map(|c| c.recorder.into_inner())
 }
@@ -373,6 +398,9 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection)
             service.as_nanos() as u64,
             result.as_ref().map(|_| ()),
         );
+        if let Some(p) = &opts.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
         if result.is_err() && shared.stopped() {
             break;
         }

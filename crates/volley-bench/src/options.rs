@@ -24,7 +24,9 @@ impl DurationStop {
             "close" => Ok(DurationStop::Close),
             "wait" => Ok(DurationStop::Wait),
             "ignore" => Ok(DurationStop::Ignore),
-            _ => Err(format!("invalid --duration-stop {s:?}: expected close, wait or ignore")),
+            _ => Err(format!(
+                "invalid --duration-stop {s:?}: expected close, wait or ignore"
+            )),
         }
     }
 }
@@ -97,6 +99,8 @@ pub struct RunOptions {
     pub stream: StreamOptions,
     /// `--name`.
     pub name: String,
+    /// Counts finished calls for a progress display, when set.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// ghz keeps at most this many per-call details; we keep the same cap for formats that list them.
@@ -106,7 +110,11 @@ impl RunOptions {
     /// The largest worker count the run will reach.
     pub fn max_workers(&self) -> usize {
         let c = &self.concurrency;
-        let top = if c.end != 0.0 { c.start.max(c.end) } else { c.start };
+        let top = if c.end != 0.0 {
+            c.start.max(c.end)
+        } else {
+            c.start
+        };
         if c.shape != crate::schedule::Shape::Const && c.end == 0.0 && c.step > 0.0 {
             // Unbounded ramp: bounded by the run length when there is one.
             let len = self

@@ -119,7 +119,10 @@ mod tests {
 
     #[test]
     fn static_round_robin() {
-        let p = Payload::from_messages(&[Bytes::from_static(b"a"), Bytes::from_static(b"bb")], false);
+        let p = Payload::from_messages(
+            &[Bytes::from_static(b"a"), Bytes::from_static(b"bb")],
+            false,
+        );
         assert_eq!(&p.message(0, "").unwrap()[..], b"\0\0\0\0\x01a");
         assert_eq!(&p.message(1, "").unwrap()[..], b"\0\0\0\0\x02bb");
         assert_eq!(&p.message(2, "").unwrap()[..], b"\0\0\0\0\x01a");

@@ -180,7 +180,10 @@ mod tests {
         assert_eq!(a.sum_ns, 9_000);
         assert_eq!((a.min, a.max), (1_000, 3_000));
         assert_eq!(a.latency.len(), 2);
-        assert_eq!(a.status_counts(), vec![(Code::Ok, 2), (Code::Unavailable, 1)]);
+        assert_eq!(
+            a.status_counts(),
+            vec![(Code::Ok, 2), (Code::Unavailable, 1)]
+        );
         assert_eq!(a.errors["rpc error: code = Unavailable desc = down"], 1);
         assert_eq!(a.details.len(), 3);
     }

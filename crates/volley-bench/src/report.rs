@@ -345,11 +345,15 @@ impl Report {
                 .iter()
                 .map(|p| LatencyPoint {
                     percentage: *p,
-                    latency: r.latency.value_at_quantile(f64::from(*p) / 100.0).clamp(min, max),
+                    latency: r
+                        .latency
+                        .value_at_quantile(f64::from(*p) / 100.0)
+                        .clamp(min, max),
                 })
                 .collect()
         });
-        let mut errors: Vec<(String, u64)> = r.errors.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut errors: Vec<(String, u64)> =
+            r.errors.iter().map(|(k, v)| (k.clone(), *v)).collect();
         errors.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let statuses = r
             .status_counts()
@@ -369,15 +373,16 @@ impl Report {
                 .collect()
         });
         let all_ps = [10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99];
-        let streaming = (r.messages_sent + r.messages_received > r.count * 2 || !r.first_message.is_empty())
-            .then(|| StreamingFigures {
-                messages_sent: r.messages_sent,
-                messages_received: r.messages_received,
-                sent_per_second: r.messages_sent as f64 / secs,
-                received_per_second: r.messages_received as f64 / secs,
-                time_to_first_message: quantiles(&r.first_message, 0, u64::MAX, &all_ps),
-                message_latency: quantiles(&r.message_latency, 0, u64::MAX, &all_ps),
-            });
+        let streaming = (r.messages_sent + r.messages_received > r.count * 2
+            || !r.first_message.is_empty())
+        .then(|| StreamingFigures {
+            messages_sent: r.messages_sent,
+            messages_received: r.messages_received,
+            sent_per_second: r.messages_sent as f64 / secs,
+            received_per_second: r.messages_received as f64 / secs,
+            time_to_first_message: quantiles(&r.first_message, 0, u64::MAX, &all_ps),
+            message_latency: quantiles(&r.message_latency, 0, u64::MAX, &all_ps),
+        });
         let now = crate::payload::now_unix_nanos();
         Report {
             date: crate::format::rfc3339(now),
@@ -387,7 +392,11 @@ impl Report {
             options,
             count: r.count,
             total: total_ns,
-            average: if r.count > 0 { (r.sum_ns / u128::from(r.count)) as u64 } else { 0 },
+            average: if r.count > 0 {
+                (r.sum_ns / u128::from(r.count)) as u64
+            } else {
+                0
+            },
             fastest: min,
             slowest: max,
             rps: r.count as f64 / secs,

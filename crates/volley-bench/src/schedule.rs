@@ -22,7 +22,9 @@ impl Shape {
             "const" => Ok(Shape::Const),
             "step" => Ok(Shape::Step),
             "line" => Ok(Shape::Line),
-            _ => Err(format!("invalid schedule {s:?}: expected const, step or line")),
+            _ => Err(format!(
+                "invalid schedule {s:?}: expected const, step or line"
+            )),
         }
     }
 
@@ -80,16 +82,24 @@ impl Ramp {
             return Ok(());
         }
         if self.step == 0.0 {
-            return Err(format!("{what}-step must not be zero for a {} schedule", self.shape.as_str()));
+            return Err(format!(
+                "{what}-step must not be zero for a {} schedule",
+                self.shape.as_str()
+            ));
         }
         if self.end != 0.0 && self.start == self.end {
-            return Err(format!("{what}-start and {what}-end must differ for a {} schedule", self.shape.as_str()));
+            return Err(format!(
+                "{what}-start and {what}-end must differ for a {} schedule",
+                self.shape.as_str()
+            ));
         }
         if self.end != 0.0 && (self.end - self.start).signum() != self.step.signum() {
             return Err(format!("{what}-step moves away from {what}-end"));
         }
         if self.shape == Shape::Step && self.step_duration.is_zero() {
-            return Err(format!("{what}-step-duration is required for a step schedule"));
+            return Err(format!(
+                "{what}-step-duration is required for a step schedule"
+            ));
         }
         Ok(())
     }
@@ -117,7 +127,11 @@ impl Ramp {
     pub fn value_at(&self, t: Duration) -> f64 {
         let v = self.start + self.step * self.steps_at(t) as f64;
         let v = if self.end != 0.0 {
-            if self.step > 0.0 { v.min(self.end) } else { v.max(self.end) }
+            if self.step > 0.0 {
+                v.min(self.end)
+            } else {
+                v.max(self.end)
+            }
         } else {
             v
         };
@@ -154,7 +168,8 @@ impl Pacer {
             if rate <= 0.0 && r.step <= 0.0 {
                 return None;
             }
-            let holds = r.steps_at(Duration::from_secs_f64(t + len)) == r.steps_at(Duration::from_secs_f64(t));
+            let holds = r.steps_at(Duration::from_secs_f64(t + len))
+                == r.steps_at(Duration::from_secs_f64(t));
             if holds {
                 // The rate no longer changes: the rest is linear.
                 return (rate > 0.0).then(|| Duration::from_secs_f64(t + (k - done) / rate));
@@ -200,11 +215,31 @@ mod tests {
 
     #[test]
     fn validation() {
-        assert!(ramp(Shape::Step, 1.0, 1.0, 1.0, 1000, 0).validate("load").is_err());
-        assert!(ramp(Shape::Step, 1.0, 5.0, 0.0, 1000, 0).validate("load").is_err());
-        assert!(ramp(Shape::Step, 1.0, 5.0, 1.0, 0, 0).validate("load").is_err());
-        assert!(ramp(Shape::Line, 1.0, 5.0, 1.0, 0, 0).validate("load").is_ok());
-        assert!(ramp(Shape::Line, 5.0, 1.0, 1.0, 0, 0).validate("load").is_err());
+        assert!(
+            ramp(Shape::Step, 1.0, 1.0, 1.0, 1000, 0)
+                .validate("load")
+                .is_err()
+        );
+        assert!(
+            ramp(Shape::Step, 1.0, 5.0, 0.0, 1000, 0)
+                .validate("load")
+                .is_err()
+        );
+        assert!(
+            ramp(Shape::Step, 1.0, 5.0, 1.0, 0, 0)
+                .validate("load")
+                .is_err()
+        );
+        assert!(
+            ramp(Shape::Line, 1.0, 5.0, 1.0, 0, 0)
+                .validate("load")
+                .is_ok()
+        );
+        assert!(
+            ramp(Shape::Line, 5.0, 1.0, 1.0, 0, 0)
+                .validate("load")
+                .is_err()
+        );
     }
 
     #[test]

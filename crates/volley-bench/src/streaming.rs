@@ -142,11 +142,18 @@ async fn stream_call(
     let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
     let matched = target.kind == CallKind::Bidi;
     if sends_stream {
-        let data = target.payload.messages(i, worker_id).map_err(Status::internal)?;
+        let data = target
+            .payload
+            .messages(i, worker_id)
+            .map_err(Status::internal)?;
         if data.is_empty() {
             return Err(Status::internal("no data to stream"));
         }
-        let count = if so.call_count > 0 { so.call_count } else { data.len() as u64 };
+        let count = if so.call_count > 0 {
+            so.call_count
+        } else {
+            data.len() as u64
+        };
         // Bidi: read replies while sending, so that per-message latency is measured as they come.
         let writer = async {
             for k in 0..count {
@@ -171,7 +178,8 @@ async fn stream_call(
                     tokio::time::sleep(so.interval).await;
                 }
             }
-            out.send_data(Bytes::new(), true).map_err(|e| transport_status(&e))?;
+            out.send_data(Bytes::new(), true)
+                .map_err(|e| transport_status(&e))?;
             Ok::<_, Status>(())
         };
         if matched {
@@ -190,7 +198,10 @@ async fn stream_call(
         });
     }
     // Server streaming: one request, read replies.
-    let body = target.payload.message(i, worker_id).map_err(Status::internal)?;
+    let body = target
+        .payload
+        .message(i, worker_id)
+        .map_err(Status::internal)?;
     send_message(&mut out, body, true).await?;
     rec.borrow_mut().messages_sent += 1;
     let resp = resp.await.map_err(|e| transport_status(&e))?;
@@ -251,7 +262,9 @@ async fn read_replies(
     match trailers.as_ref().and_then(Status::from_headers) {
         Some(s) if s.code() == Code::Ok => Ok(()),
         Some(s) => Err(s),
-        None => Err(Status::internal("server closed the stream without trailers")),
+        None => Err(Status::internal(
+            "server closed the stream without trailers",
+        )),
     }
 }
 

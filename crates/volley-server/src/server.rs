@@ -296,7 +296,7 @@ impl Server {
             self.grace
         );
         tokio::select! {
-            () = graceful.shutdown() => info!("drained"),
+            () = graceful.shutdown() => debug!("drained"),
             () = tokio::time::sleep(self.grace) => warn!("grace period over; closing the remaining connections"),
         }
         Ok(())

@@ -1,7 +1,9 @@
 //! volley, the tool: the command line and one module per subcommand. `main.rs` only parses,
 //! runs and maps the outcome to an exit code, so tests drive everything in-process.
 
+pub mod bench;
 pub mod cli;
+pub mod progress;
 pub mod serve;
 
 use anyhow::Result;
@@ -12,5 +14,6 @@ use cli::{Cli, Command};
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

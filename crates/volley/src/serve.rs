@@ -18,17 +18,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
 
-    let mut builder = Server::builder()
-        .file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET)
+    let mut builder = builtin(args.delay)
         .send_compressed(args.compress)
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_recv_message_size(args.max_recv_message_size)
         .grace_period(args.grace_period)
         .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
         .also_plaintext(args.also_plaintext);
-    for s in volley_services::all(Options { delay: args.delay }) {
-        builder = builder.add_service(s);
-    }
     let mut mode = "h2c";
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         builder = builder.tls(tls::server_config(cert, key)?);
@@ -81,6 +77,56 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     info!("stopped");
     Ok(())
+}
+
+/// A server builder with every built-in service and its schema (for reflection).
+pub fn builtin(delay: std::time::Duration) -> volley_server::ServerBuilder {
+    let mut builder =
+        Server::builder().file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET);
+    for s in volley_services::all(Options { delay }) {
+        builder = builder.add_service(s);
+    }
+    builder
+}
+
+/// Keeps an in-process server alive; dropping it stops the server.
+pub struct Embedded {
+    stop: Option<watch::Sender<bool>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(true);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts the built-in services on a free loopback port, on a thread of their own.
+pub fn start_embedded() -> Result<(std::net::SocketAddr, Embedded)> {
+    let listener = StdListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let server = builtin(std::time::Duration::ZERO)
+        .grace_period(std::time::Duration::from_secs(1))
+        .build()?;
+    let (tx, rx) = watch::channel(false);
+    let thread = thread::Builder::new()
+        .name("volley-embedded".into())
+        .spawn(move || {
+            let _ = serve_on_this_thread(&server, listener, rx);
+        })?;
+    Ok((
+        addr,
+        Embedded {
+            stop: Some(tx),
+            thread: Some(thread),
+        },
+    ))
 }
 
 fn serve_on_this_thread(

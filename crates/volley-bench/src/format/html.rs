@@ -21,7 +21,9 @@ fn histogram_svg(r: &Report) -> String {
     let (w, row, left) = (640.0, 24.0, 110.0);
     let max = buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1) as f64;
     let h = row * buckets.len() as f64 + 10.0;
-    let mut s = format!(r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="latency histogram">"#);
+    let mut s = format!(
+        r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="latency histogram">"#
+    );
     for (i, b) in buckets.iter().enumerate() {
         let y = i as f64 * row + 4.0;
         let bw = (w - left - 80.0) * b.count as f64 / max;
@@ -47,7 +49,10 @@ fn percentile_svg(r: &Report) -> String {
         .map(|i| {
             let x = f64::from(i) / 100.0;
             let q = 1.0 - 10f64.powf(-x);
-            (x, h.value_at_quantile(q).clamp(r.fastest, r.slowest) as f64 / 1e6)
+            (
+                x,
+                h.value_at_quantile(q).clamp(r.fastest, r.slowest) as f64 / 1e6,
+            )
         })
         .collect();
     let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-3);
@@ -58,12 +63,20 @@ fn percentile_svg(r: &Report) -> String {
         .iter()
         .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
         .collect();
-    let mut s = format!(r#"<svg class="chart" viewBox="0 0 {w} {ht}" width="{w}" height="{ht}" role="img" aria-label="latency by percentile">"#);
+    let mut s = format!(
+        r#"<svg class="chart" viewBox="0 0 {w} {ht}" width="{w}" height="{ht}" role="img" aria-label="latency by percentile">"#
+    );
     s += &format!(
         r##"<polyline fill="none" stroke="#2a7ab0" stroke-width="2" points="{}"/>"##,
         path.join(" ")
     );
-    for (x, label) in [(0.0, "p0"), (1.0, "p90"), (2.0, "p99"), (3.0, "p99.9"), (4.0, "p99.99")] {
+    for (x, label) in [
+        (0.0, "p0"),
+        (1.0, "p90"),
+        (2.0, "p99"),
+        (3.0, "p99.9"),
+        (4.0, "p99.99"),
+    ] {
         s += &format!(
             r#"<text x="{:.1}" y="{}" text-anchor="middle">{label}</text>"#,
             px(x),
@@ -129,13 +142,21 @@ svg.chart text{{font-size:12px;fill:#333}}pre{{background:#f5f5f5;padding:1em;ov
     s += "<h2 id=\"status\">Status distribution</h2><table><tr><th>Status</th><th>Count</th><th>% of total</th></tr>";
     let pct = |n: u64| 100.0 * n as f64 / r.count.max(1) as f64;
     for (code, n) in &r.status_code_distribution.0 {
-        s += &format!("<tr><td>{}</td><td>{n}</td><td>{:.2} %</td></tr>", esc(code), pct(*n));
+        s += &format!(
+            "<tr><td>{}</td><td>{n}</td><td>{:.2} %</td></tr>",
+            esc(code),
+            pct(*n)
+        );
     }
     s += "</table>";
     if !r.error_distribution.0.is_empty() {
         s += "<h2 id=\"errors\">Errors</h2><table><tr><th>Error</th><th>Count</th><th>% of total</th></tr>";
         for (e, n) in &r.error_distribution.0 {
-            s += &format!("<tr><td>{}</td><td>{n}</td><td>{:.2} %</td></tr>", esc(e), pct(*n));
+            s += &format!(
+                "<tr><td>{}</td><td>{n}</td><td>{:.2} %</td></tr>",
+                esc(e),
+                pct(*n)
+            );
         }
         s += "</table>";
     }

@@ -6,7 +6,9 @@ use super::go_g;
 use crate::report::Report;
 
 fn clean(s: &str) -> String {
-    s.replace(' ', "\\ ").replace(',', "\\,").replace('=', "\\=")
+    s.replace(' ', "\\ ")
+        .replace(',', "\\,")
+        .replace('=', "\\=")
 }
 
 /// A JSON value as ghz embeds it: JSON-encoded, then JSON-encoded again as a string, cleaned.
@@ -36,8 +38,14 @@ fn tags(r: &Report, add_errors: bool) -> String {
         t.push(format!("concurrency-start={}", o.concurrency_start));
         t.push(format!("concurrency-end={}", o.concurrency_end));
         t.push(format!("concurrency-step={}", o.concurrency_step));
-        t.push(format!("concurrency-step-duration={}", go_duration(o.concurrency_step_duration)));
-        t.push(format!("concurrency-max-duration={}", go_duration(o.concurrency_max_duration)));
+        t.push(format!(
+            "concurrency-step-duration={}",
+            go_duration(o.concurrency_step_duration)
+        ));
+        t.push(format!(
+            "concurrency-max-duration={}",
+            go_duration(o.concurrency_max_duration)
+        ));
     }
     if o.load_schedule == "const" {
         t.push(format!("rps={}", o.rps));
@@ -46,20 +54,33 @@ fn tags(r: &Report, add_errors: bool) -> String {
         t.push(format!("load-start={}", o.load_start));
         t.push(format!("load-end={}", o.load_end));
         t.push(format!("load-step={}", o.load_step));
-        t.push(format!("load-step-duration={}", go_duration(o.load_step_duration)));
-        t.push(format!("load-max-duration={}", go_duration(o.load_max_duration)));
+        t.push(format!(
+            "load-step-duration={}",
+            go_duration(o.load_step_duration)
+        ));
+        t.push(format!(
+            "load-max-duration={}",
+            go_duration(o.load_max_duration)
+        ));
     }
     t.push(format!("z={}", o.duration));
     t.push(format!("timeout={}", go_g(o.timeout as f64 / 1e9)));
-    t.push(format!("dial_timeout={}", go_g(o.dial_timeout as f64 / 1e9)));
+    t.push(format!(
+        "dial_timeout={}",
+        go_g(o.dial_timeout as f64 / 1e9)
+    ));
     t.push(format!("keepalive={}", go_g(o.keepalive as f64 / 1e9)));
     t.push(format!(
         "data={}",
-        o.data.as_ref().map_or_else(|| "\"\"".to_string(), double_json)
+        o.data
+            .as_ref()
+            .map_or_else(|| "\"\"".to_string(), double_json)
     ));
     t.push(format!(
         "metadata={}",
-        o.metadata.as_ref().map_or_else(|| "\"\"".to_string(), double_json)
+        o.metadata
+            .as_ref()
+            .map_or_else(|| "\"\"".to_string(), double_json)
     ));
     t.push(format!(
         "tags={}",

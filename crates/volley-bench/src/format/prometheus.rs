@@ -8,7 +8,9 @@ use super::prom_float;
 use crate::report::Report;
 
 fn esc(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn labels(r: &Report) -> String {
@@ -52,8 +54,14 @@ fn labels(r: &Report) -> String {
             ("concurrency_start", o.concurrency_start.to_string()),
             ("concurrency_end", o.concurrency_end.to_string()),
             ("concurrency_step", o.concurrency_step.to_string()),
-            ("concurrency_step_duration", o.concurrency_step_duration.to_string()),
-            ("concurrency_max_duration", o.concurrency_max_duration.to_string()),
+            (
+                "concurrency_step_duration",
+                o.concurrency_step_duration.to_string(),
+            ),
+            (
+                "concurrency_max_duration",
+                o.concurrency_max_duration.to_string(),
+            ),
         ]);
     }
     l.extend([
@@ -77,7 +85,10 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let l = labels(r);
     let mut s = String::new();
     let gauge = |s: &mut String, name: &str, v: f64| {
-        s.push_str(&format!("# TYPE {name} gauge\n{name}{{{l}}} {}\n", prom_float(v)));
+        s.push_str(&format!(
+            "# TYPE {name} gauge\n{name}{{{l}}} {}\n",
+            prom_float(v)
+        ));
     };
     gauge(&mut s, "ghz_run_count", r.count as f64);
     gauge(&mut s, "ghz_run_total", r.total as f64);
@@ -94,8 +105,14 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
             prom_float(b.mark)
         ));
     }
-    s.push_str(&format!("ghz_run_histogram_bucket{{{l},le=\"+Inf\"}} {}\n", r.count));
-    s.push_str(&format!("ghz_run_histogram_sum{{{l}}} {}\n", prom_float(r.total as f64)));
+    s.push_str(&format!(
+        "ghz_run_histogram_bucket{{{l},le=\"+Inf\"}} {}\n",
+        r.count
+    ));
+    s.push_str(&format!(
+        "ghz_run_histogram_sum{{{l}}} {}\n",
+        prom_float(r.total as f64)
+    ));
     s.push_str(&format!("ghz_run_histogram_count{{{l}}} {}\n", r.count));
     s.push_str("# TYPE ghz_run_latency summary\n");
     for p in r.latency_distribution.iter().flatten() {
@@ -105,7 +122,10 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
             prom_float(p.latency as f64)
         ));
     }
-    s.push_str(&format!("ghz_run_latency_sum{{{l}}} {}\n", prom_float(r.total as f64)));
+    s.push_str(&format!(
+        "ghz_run_latency_sum{{{l}}} {}\n",
+        prom_float(r.total as f64)
+    ));
     s.push_str(&format!("ghz_run_latency_count{{{l}}} {}\n", r.count));
     gauge(&mut s, "ghz_run_errors", r.error_count() as f64);
     w.write_all(s.as_bytes())

@@ -23,7 +23,10 @@ fn tabwrite(rows: &[Vec<String>]) -> String {
     for r in rows {
         for (c, cell) in r.iter().enumerate() {
             out.push_str(cell);
-            out.extend(std::iter::repeat_n(' ', widths[c] - cell.chars().count() + 3));
+            out.extend(std::iter::repeat_n(
+                ' ',
+                widths[c] - cell.chars().count() + 3,
+            ));
         }
         out.push('\n');
     }
@@ -44,13 +47,20 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     s += &format!("  Requests/sec:\t{:4.2}\n", r.rps);
     s += "\nResponse time histogram:\n";
     if let Some(buckets) = &r.histogram {
-        let marks: Vec<String> = buckets.iter().map(|b| format!("{:4.3}", b.mark * 1000.0)).collect();
+        let marks: Vec<String> = buckets
+            .iter()
+            .map(|b| format!("{:4.3}", b.mark * 1000.0))
+            .collect();
         let counts: Vec<String> = buckets.iter().map(|b| format!("[{}]", b.count)).collect();
         let wm = marks.iter().map(String::len).max().unwrap_or(0);
         let wc = counts.iter().map(String::len).max().unwrap_or(0);
         let max = buckets.iter().map(|b| b.count).max().unwrap_or(0);
         for ((m, c), b) in marks.iter().zip(&counts).zip(buckets) {
-            let bar = if max > 0 { (b.count * 40 + max / 2) / max } else { 0 };
+            let bar = if max > 0 {
+                (b.count * 40 + max / 2) / max
+            } else {
+                0
+            };
             s += &format!("  {m:<wm$} {c:<wc$} |{}\n", "∎".repeat(bar as usize));
         }
     }

@@ -1,0 +1,82 @@
+//! `--config` files (JSON, TOML or YAML, by extension) with ghz's keys, read into one JSON map.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+/// Reads a config file into a map of ghz keys.
+pub fn load(path: &Path) -> Result<Map<String, Value>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --config {}", path.display()))?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let value: Value = match ext.as_str() {
+        "json" => serde_json::from_str(&text)
+            .with_context(|| format!("--config {}: invalid JSON", path.display()))?,
+        "toml" => {
+            let v: toml::Value = toml::from_str(&text)
+                .with_context(|| format!("--config {}: invalid TOML", path.display()))?;
+            serde_json::to_value(v)?
+        }
+        "yaml" | "yml" => serde_yaml::from_str(&text)
+            .with_context(|| format!("--config {}: invalid YAML", path.display()))?,
+        other => bail!(
+            "--config {}: unknown file type {other:?} (use .json, .toml, .yaml or .yml)",
+            path.display()
+        ),
+    };
+    match value {
+        Value::Object(m) => Ok(m),
+        _ => bail!(
+            "--config {}: expected an object of ghz options",
+            path.display()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_formats_one_map() {
+        let dir = std::env::temp_dir().join(format!("volley-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            (
+                "c.json",
+                r#"{"call": "api.Users.Get", "total": 10, "insecure": true, "data": {"id": 1}}"#,
+            ),
+            (
+                "c.toml",
+                "call = \"api.Users.Get\"\ntotal = 10\ninsecure = true\n[data]\nid = 1\n",
+            ),
+            (
+                "c.yaml",
+                "call: api.Users.Get\ntotal: 10\ninsecure: true\ndata:\n  id: 1\n",
+            ),
+        ];
+        for (name, text) in cases {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            let m = load(&p).unwrap();
+            assert_eq!(m["call"], "api.Users.Get", "{name}");
+            assert_eq!(m["total"], 10, "{name}");
+            assert_eq!(m["insecure"], true, "{name}");
+            assert_eq!(m["data"]["id"], 1, "{name}");
+        }
+        let p = dir.join("c.ini");
+        std::fs::write(&p, "x").unwrap();
+        assert!(
+            load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown file type")
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,211 @@
+//! `volley bench`: ghz's command line, flag for flag (names, short forms, defaults, validation).
+//! Every field is optional here so that a flag given on the command line can be told from a
+//! default: the command line wins over `--config`, which wins over ghz's defaults.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args};
+
+/// `volley bench [flags] [host]`: load a gRPC server; a drop-in for `ghz`.
+#[derive(Debug, Default, Args)]
+pub struct BenchArgs {
+    /// Target `host:port` (or `unix:/path`). Without one, the built-in services are started
+    /// in-process on a loopback port and benched.
+    pub host: Option<String>,
+
+    /// Print the version.
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+
+    /// Path to a JSON, TOML or YAML config file with ghz's keys; flags given here win.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+
+    /// The .proto file (compiled in-process; no protoc).
+    #[arg(long)]
+    pub proto: Option<PathBuf>,
+    /// A compiled FileDescriptorSet (--proto wins).
+    #[arg(long)]
+    pub protoset: Option<PathBuf>,
+    /// The method: `package.Service/Method` or `package.Service.Method`.
+    #[arg(long)]
+    pub call: Option<String>,
+    /// Comma-separated import paths (the current directory and the proto's own are added).
+    #[arg(short = 'i', long = "import-paths", value_delimiter = ',')]
+    pub import_paths: Option<Vec<String>>,
+
+    /// Root CA (PEM) to verify the server with.
+    #[arg(long)]
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS.
+    #[arg(long)]
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM).
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// Server name to verify instead of the host.
+    #[arg(long)]
+    pub cname: Option<String>,
+    /// Do not verify the server's certificate.
+    #[arg(long = "skipTLS", action = ArgAction::SetTrue)]
+    pub skip_tls: bool,
+    /// Plaintext (h2c). Without it, TLS with the system roots (as ghz).
+    #[arg(long, action = ArgAction::SetTrue)]
+    pub insecure: bool,
+    /// The :authority header.
+    #[arg(long)]
+    pub authority: Option<String>,
+
+    /// Fire calls without waiting for the previous one (open model).
+    #[arg(long = "async", action = ArgAction::SetTrue)]
+    pub async_mode: bool,
+    /// Total requests per second, shared by all workers (0 = no limit).
+    #[arg(short = 'r', long)]
+    pub rps: Option<u64>,
+    /// const, step or line.
+    #[arg(long = "load-schedule")]
+    pub load_schedule: Option<String>,
+    /// Starting RPS of a step or line schedule.
+    #[arg(long = "load-start")]
+    pub load_start: Option<u64>,
+    /// Final RPS (0 = none).
+    #[arg(long = "load-end")]
+    pub load_end: Option<u64>,
+    /// RPS step (or slope per second for line); may be negative.
+    #[arg(long = "load-step", allow_hyphen_values = true)]
+    pub load_step: Option<i64>,
+    /// Length of each RPS step.
+    #[arg(long = "load-step-duration")]
+    pub load_step_duration: Option<String>,
+    /// Stop adjusting the RPS after this long.
+    #[arg(long = "load-max-duration")]
+    pub load_max_duration: Option<String>,
+
+    /// Workers [default: 50].
+    #[arg(short = 'c', long)]
+    pub concurrency: Option<u64>,
+    /// const, step or line.
+    #[arg(long = "concurrency-schedule")]
+    pub concurrency_schedule: Option<String>,
+    /// Starting workers of a step or line schedule.
+    #[arg(long = "concurrency-start")]
+    pub concurrency_start: Option<u64>,
+    /// Final workers (0 = none).
+    #[arg(long = "concurrency-end")]
+    pub concurrency_end: Option<u64>,
+    /// Worker step (or slope per second for line) [default: 1].
+    #[arg(long = "concurrency-step", allow_hyphen_values = true)]
+    pub concurrency_step: Option<i64>,
+    /// Length of each worker step.
+    #[arg(long = "concurrency-step-duration")]
+    pub concurrency_step_duration: Option<String>,
+    /// Stop adjusting workers after this long.
+    #[arg(long = "concurrency-max-duration")]
+    pub concurrency_max_duration: Option<String>,
+
+    /// Number of calls [default: 200]; ignored with -z.
+    #[arg(short = 'n', long)]
+    pub total: Option<u64>,
+    /// Per-call deadline, 0 = none [default: 20s].
+    #[arg(short = 't', long)]
+    pub timeout: Option<String>,
+    /// Run for this long (e.g. 10s); overrides -n.
+    #[arg(short = 'z', long)]
+    pub duration: Option<String>,
+    /// Stop after this long even if -n is not reached.
+    #[arg(short = 'x', long = "max-duration")]
+    pub max_duration: Option<String>,
+    /// What -z does to in-flight calls: close, wait or ignore [default: close].
+    #[arg(long = "duration-stop")]
+    pub duration_stop: Option<String>,
+
+    /// Request data as JSON (an object, or an array: round-robin for unary, the message sequence
+    /// for client streams); `@` reads stdin.
+    #[arg(short = 'd', long)]
+    pub data: Option<String>,
+    /// Request data from a JSON file.
+    #[arg(short = 'D', long = "data-file")]
+    pub data_file: Option<PathBuf>,
+    /// Request data as serialized protobuf from stdin (several: varint-length-delimited).
+    #[arg(short = 'b', long, action = ArgAction::SetTrue)]
+    pub binary: bool,
+    /// Request data as serialized protobuf from a file.
+    #[arg(short = 'B', long = "binary-file")]
+    pub binary_file: Option<PathBuf>,
+    /// Request metadata as a JSON object (templated); `@` reads stdin.
+    #[arg(short = 'm', long)]
+    pub metadata: Option<String>,
+    /// Request metadata from a JSON file.
+    #[arg(short = 'M', long = "metadata-file")]
+    pub metadata_file: Option<PathBuf>,
+    /// Metadata sent only with the reflection call, as a JSON object.
+    #[arg(long = "reflect-metadata")]
+    pub reflect_metadata: Option<String>,
+
+    /// Pause between messages sent on client and bidi streams.
+    #[arg(long = "stream-interval")]
+    pub stream_interval: Option<String>,
+    /// Close each stream after this long.
+    #[arg(long = "stream-call-duration")]
+    pub stream_call_duration: Option<String>,
+    /// Messages sent (client/bidi) or received (server) per stream.
+    #[arg(long = "stream-call-count")]
+    pub stream_call_count: Option<u64>,
+    /// Render the data template for every message sent, not once per call.
+    #[arg(long = "stream-dynamic-messages", action = ArgAction::SetTrue)]
+    pub stream_dynamic_messages: bool,
+
+    /// Write the report here instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// summary, csv, json, pretty, html, influx-summary, influx-details or prometheus.
+    #[arg(short = 'O', long)]
+    pub format: Option<String>,
+    /// Leave the first N results out of the report.
+    #[arg(long = "skipFirst")]
+    pub skip_first: Option<u64>,
+    /// Count failed calls in fastest, slowest, histogram and percentiles.
+    #[arg(long = "count-errors", action = ArgAction::SetTrue)]
+    pub count_errors: bool,
+
+    /// HTTP/2 connections; worker i uses connection i mod N; at most -c [default: 1].
+    #[arg(long)]
+    pub connections: Option<u64>,
+    /// Dial timeout [default: 10s].
+    #[arg(long = "connect-timeout")]
+    pub connect_timeout: Option<String>,
+    /// HTTP/2 keepalive PING interval (also its timeout).
+    #[arg(long)]
+    pub keepalive: Option<String>,
+    /// Load-balancing strategy (accepted for compatibility; volley dials the one target).
+    #[arg(long = "lb-strategy")]
+    pub lb_strategy: Option<String>,
+    /// Largest reply accepted (e.g. "42 MB").
+    #[arg(long = "max-recv-message-size")]
+    pub max_recv_message_size: Option<String>,
+    /// Largest request sent (e.g. "42 MB").
+    #[arg(long = "max-send-message-size")]
+    pub max_send_message_size: Option<String>,
+    /// Compress requests with gzip.
+    #[arg(short = 'e', long = "enable-compression", action = ArgAction::SetTrue)]
+    pub enable_compression: bool,
+
+    /// A name for the run, carried into reports and {{.WorkerID}}.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// JSON object of tags carried into reports.
+    #[arg(long)]
+    pub tags: Option<String>,
+    /// Threads running the load [default: all cores].
+    #[arg(long)]
+    pub cpus: Option<u64>,
+    /// Path for a JSON-lines debug log.
+    #[arg(long)]
+    pub debug: Option<PathBuf>,
+    /// Do not offer template functions.
+    #[arg(long = "disable-template-functions", action = ArgAction::SetTrue)]
+    pub disable_template_functions: bool,
+    /// Do not template data or metadata at all.
+    #[arg(long = "disable-template-data", action = ArgAction::SetTrue)]
+    pub disable_template_data: bool,
+}
