@@ -8,7 +8,8 @@ use crate::schedule::Ramp;
 /// What happens to in-flight calls when `-z` runs out (ghz `--duration-stop`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DurationStop {
-    /// Cancel them and count them as errors ("transport is closing"), as ghz does.
+    /// Cancel them. ghz then counts them as Unavailable "transport is closing"; volley leaves
+    /// them out, since the generator, not the server, ended them.
     #[default]
     Close,
     /// Let them finish and count them.

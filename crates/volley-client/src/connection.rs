@@ -139,6 +139,14 @@ fn explain_tls(e: &std::io::Error) -> String {
     }
 }
 
+fn plaintext_hint(ep: &Endpoint, e: &h2::Error) -> String {
+    if ep.tls.is_none() {
+        format!("{e} (the server may want TLS: drop --insecure)")
+    } else {
+        e.to_string()
+    }
+}
+
 async fn handshake<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -151,11 +159,7 @@ where
         .await
         .map_err(|e| ConnectError::Http2 {
             target: ep.target.to_string(),
-            detail: if ep.tls.is_none() {
-                format!("{e} (is the server using TLS? then drop --insecure)")
-            } else {
-                e.to_string()
-            },
+            detail: plaintext_hint(ep, &e),
         })?;
     let mut ping = conn.ping_pong().expect("ping_pong is taken once, here");
     let driver = tokio::spawn(async move {
@@ -167,7 +171,7 @@ where
         driver.abort();
         return Err(ConnectError::Http2 {
             target: ep.target.to_string(),
-            detail: e.to_string(),
+            detail: plaintext_hint(ep, &e),
         });
     }
     if let Some(every) = ep.keepalive {

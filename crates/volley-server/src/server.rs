@@ -15,7 +15,7 @@ use hyper_util::{
 use prost_reflect::DescriptorPool;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use crate::{
     ResponseBody, Service,
@@ -291,7 +291,7 @@ impl Server {
         drop(listener);
         self.health.shutdown();
         let open = graceful.count();
-        info!(
+        debug!(
             "draining {open} connection(s), grace period {:?}",
             self.grace
         );

@@ -263,6 +263,28 @@ fn ramp(
     Ok(r)
 }
 
+/// Go's `filepath.Clean`: lexical `.`/`..` removal (ghz reports the proto's directory so).
+fn clean(p: &str) -> String {
+    let abs = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|l| *l != "..") => {
+                parts.pop();
+            }
+            ".." if abs => {}
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match (abs, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".into(),
+        (false, false) => joined,
+    }
+}
+
 /// Checks and resolves the arguments.
 pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     let m = Merge { cfg };
@@ -296,7 +318,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     if let Some(p) = &proto {
         let dir = p
             .parent()
-            .map(|d| d.display().to_string())
+            .map(|d| clean(&d.display().to_string()))
             .unwrap_or_default();
         report_import_paths.push(if dir.is_empty() { ".".into() } else { dir });
         report_import_paths.push(".".into());
@@ -603,6 +625,14 @@ mod tests {
         assert_eq!(p.run.duration, Some(Duration::from_secs(10)));
         assert_eq!(p.run.total, u64::MAX);
         assert_eq!(p.run.connections, 6);
+    }
+
+    #[test]
+    fn clean_like_go() {
+        assert_eq!(clean("/a/b/../../c/./d"), "/c/d");
+        assert_eq!(clean("a/../.."), "..");
+        assert_eq!(clean("./x/"), "x");
+        assert_eq!(clean(""), ".");
     }
 
     #[test]

@@ -1,0 +1,563 @@
+//! `volley bench` as a process, side by side with ghz v0.120.0 on the same server: the seeds' ghz
+//! commands verbatim, report structure line by line and key by key, honest latency under a fixed
+//! rate through a server stall, streaming figures, TLS, config files, and one-line errors.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use volley_testkit::{VolleyProcess, tool};
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_volley"))
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn users_proto() -> String {
+    workspace().join("proto/api/users.proto").display().to_string()
+}
+
+fn serve(extra: &[&str]) -> VolleyProcess {
+    let mut args = vec!["serve", "--addr", "127.0.0.1:0", "--threads", "1"];
+    args.extend_from_slice(extra);
+    VolleyProcess::start(bin(), &args)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("run")
+}
+
+fn ok(cmd: &mut Command) -> String {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn volley_bench(args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("bench").args(args);
+    c
+}
+
+fn ghz(args: &[&str]) -> Command {
+    let mut c = Command::new(tool("ghz"));
+    c.args(args);
+    c
+}
+
+/// The parser a ghz user would point at a summary: every labelled figure, the histogram rows,
+/// the percentiles, and the status rows. Panics on anything that is not ghz's layout.
+#[derive(Debug, PartialEq)]
+struct Summary {
+    labels: Vec<String>,
+    count: u64,
+    histogram_rows: usize,
+    percentiles: Vec<u32>,
+    statuses: Vec<(String, u64)>,
+    errors: usize,
+}
+
+fn parse_summary(s: &str) -> Summary {
+    let mut lines = s.lines();
+    assert_eq!(lines.next(), Some(""), "leading blank line");
+    assert_eq!(lines.next(), Some("Summary:"));
+    let mut labels = Vec::new();
+    let mut count = 0;
+    for l in lines.by_ref() {
+        if l.is_empty() {
+            break;
+        }
+        let (label, value) = l.trim_start().split_once(":\t").expect("label:\\tvalue");
+        if label == "Count" {
+            count = value.parse().unwrap();
+        }
+        labels.push(label.to_string());
+    }
+    assert_eq!(lines.next(), Some("Response time histogram:"));
+    let mut histogram_rows = 0;
+    for l in lines.by_ref() {
+        if l.is_empty() {
+            break;
+        }
+        let (mark, rest) = l.trim_start().split_once(' ').unwrap();
+        mark.parse::<f64>().unwrap();
+        assert!(rest.trim_start().starts_with('['), "{l}");
+        assert!(rest.contains(" |"), "{l}");
+        histogram_rows += 1;
+    }
+    assert_eq!(lines.next(), Some("Latency distribution:"));
+    let mut percentiles = Vec::new();
+    for l in lines.by_ref() {
+        if l.is_empty() {
+            break;
+        }
+        assert!(l.ends_with(' '), "trailing space: {l:?}");
+        let (p, _) = l.trim().split_once(" % in ").expect("NN % in X");
+        percentiles.push(p.parse().unwrap());
+    }
+    assert_eq!(lines.next(), Some("Status code distribution:"));
+    let mut statuses = Vec::new();
+    for l in lines.by_ref() {
+        if l.is_empty() {
+            break;
+        }
+        let l = l.trim();
+        let (code, rest) = l.trim_start_matches('[').split_once(']').unwrap();
+        let n = rest.trim().trim_end_matches(" responses").parse().unwrap();
+        statuses.push((code.to_string(), n));
+    }
+    let mut errors = 0;
+    if lines.next() == Some("Error distribution:") {
+        for l in lines.by_ref() {
+            if l.is_empty() {
+                break;
+            }
+            errors += 1;
+        }
+    }
+    Summary {
+        labels,
+        count,
+        histogram_rows,
+        percentiles,
+        statuses,
+        errors,
+    }
+}
+
+/// The summary with every number and bar blanked: what must match ghz byte for byte.
+fn shape(s: &str) -> String {
+    let mut out = String::new();
+    let mut prev_digit = false;
+    for ch in s.chars() {
+        match ch {
+            '0'..='9' | '.' if prev_digit || ch != '.' => {
+                if !prev_digit {
+                    out.push('N');
+                }
+                prev_digit = true;
+            }
+            '∎' => {}
+            _ => {
+                prev_digit = false;
+                out.push(ch);
+            }
+        }
+    }
+    // Column padding depends on the numbers' widths.
+    out.split('\n')
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") + if l.ends_with(' ') { "␠" } else { "" })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn json_keys(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{path}/{k}");
+                out.push(p.clone());
+                json_keys(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            if let Some(x) = a.first() {
+                json_keys(x, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn reports_match_ghz_structure_format_by_format() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    let common = [
+        "--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c2",
+        "-n6", "--name", "My Run", "--tags", r#"{"env":"ci"}"#,
+    ];
+    let both = |format: &str| {
+        let mut args: Vec<&str> = common.to_vec();
+        args.extend(["-O", format, &addr]);
+        (ok(&mut ghz(&args)), ok(&mut volley_bench(&args)))
+    };
+
+    let (g, v) = both("summary");
+    assert_eq!(shape(&g), shape(&v), "summary layout\nghz:\n{g}\nvolley:\n{v}");
+    let (gs, vs) = (parse_summary(&g), parse_summary(&v));
+    assert_eq!(gs, vs);
+    assert_eq!(vs.count, 6);
+    assert_eq!(vs.statuses, [("OK".to_string(), 6)]);
+
+    let (g, v) = both("csv");
+    let (gl, vl): (Vec<_>, Vec<_>) = (g.lines().collect(), v.lines().collect());
+    assert_eq!(gl.len(), vl.len());
+    assert_eq!(gl[..2], vl[..2], "blank line and header");
+    for row in &vl[2..] {
+        let f: Vec<_> = row.split(',').collect();
+        assert_eq!(f.len(), 3, "{row}");
+        f[0].parse::<f64>().unwrap();
+        assert_eq!((f[1], f[2]), ("OK", ""));
+    }
+    assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
+
+    for format in ["json", "pretty"] {
+        let (g, v) = both(format);
+        let (gj, vj): (Value, Value) = (serde_json::from_str(&g).unwrap(), serde_json::from_str(&v).unwrap());
+        let (mut gk, mut vk) = (Vec::new(), Vec::new());
+        json_keys(&gj, "", &mut gk);
+        json_keys(&vj, "", &mut vk);
+        let missing: Vec<_> = gk.iter().filter(|k| !vk.contains(k)).collect();
+        assert!(missing.is_empty(), "{format}: volley lacks {missing:?}");
+        let extra: Vec<_> = vk.iter().filter(|k| !gk.contains(k) && !k.starts_with("/volley")).collect();
+        assert!(extra.is_empty(), "{format}: volley adds {extra:?} outside /volley");
+        assert_eq!(gj["options"], vj["options"], "{format}: options block");
+        assert_eq!(vj["details"].as_array().unwrap().len(), 6);
+        assert_eq!(vj["histogram"].as_array().unwrap().len(), 11);
+        assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
+        assert_eq!(g.contains("\n  "), v.contains("\n  "), "{format}: indentation");
+    }
+
+    let keys = |line: &str| -> (Vec<String>, Vec<String>) {
+        let mut parts = line.splitn(3, ' ');
+        let tags = parts.next().unwrap();
+        let fields = parts.next().unwrap();
+        let names = |s: &str| -> Vec<String> {
+            s.split(',').filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string())).collect()
+        };
+        (names(tags), names(fields))
+    };
+    let (g, v) = both("influx-summary");
+    assert_eq!(keys(&g), keys(&v));
+    assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
+    let (g, v) = both("influx-details");
+    assert_eq!(g.lines().count(), v.lines().count());
+    assert_eq!(keys(g.lines().next().unwrap()), keys(v.lines().next().unwrap()));
+
+    let (g, v) = both("prometheus");
+    let series = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(|l| l.split('{').next().unwrap().split(' ').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(series(&g), series(&v));
+    let label_names = |s: &str| -> Vec<String> {
+        let first = s.lines().nth(1).unwrap();
+        let inner = first.split('{').nth(1).unwrap().split('}').next().unwrap();
+        let mut names: Vec<String> = inner
+            .split("\",")
+            .map(|kv| kv.split('=').next().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(label_names(&g), label_names(&v));
+}
+
+/// Lays out a seed's files (proto paths as the seed wrote them) in a temp dir.
+fn seed_dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("volley-seed-{name}-{}", std::process::id()));
+    for (to, from) in files {
+        let dest = dir.join(to);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(workspace().join(from), dest).unwrap();
+    }
+    dir
+}
+
+/// Runs a seed's ghz command with `volley bench` in place of `ghz` and the seed's host replaced by
+/// ours; checks that every call is OK and the summary parses as ghz's.
+fn seed(dir: &Path, cmd: &str, seed_host: &str, host: &str, expect: Option<u64>) {
+    let line = cmd.replace(seed_host, host);
+    let mut argv = shell_words(&line);
+    assert_eq!(argv.remove(0), "ghz");
+    let out = ok(Command::new(bin()).arg("bench").args(&argv).current_dir(dir));
+    let s = parse_summary(&out);
+    if let Some(n) = expect {
+        assert_eq!(s.count, n, "{cmd}");
+    }
+    assert!(s.count > 0);
+    assert_eq!(s.statuses, [("OK".to_string(), s.count)], "{cmd}\n{out}");
+}
+
+/// Splits a command line as a POSIX shell would for these seeds (single quotes, backslash-newline).
+fn shell_words(s: &str) -> Vec<String> {
+    let s = s.replace("\\\n", " ");
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for ch in s.chars() {
+        match ch {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn seed_ghz_commands_run_verbatim() {
+    let p = serve(&[]);
+    let host = p.addr().to_string();
+    let d000 = seed_dir("000", &[("example/api/example/users.proto", "proto/api/users.proto")]);
+    seed(
+        &d000,
+        "ghz --insecure --proto example/api/example/users.proto --call 'api.Users.Get'\n    -d '{\"id\": 228}' -c100 -n1000 127.0.0.1:9090",
+        "127.0.0.1:9090",
+        &host,
+        Some(1000),
+    );
+    seed(
+        &d000,
+        "ghz --insecure --proto example/api/example/users.proto --call 'api.Users.List' -c100 -n1000 127.0.0.1:9090",
+        "127.0.0.1:9090",
+        &host,
+        Some(1000),
+    );
+    let d003 = seed_dir("003", &[("benchmark/helloworld.proto", "proto/helloworld/helloworld.proto")]);
+    seed(
+        &d003,
+        "ghz --insecure \\\n    --proto ./benchmark/helloworld.proto \\\n    --call helloworld.Greeter/SayHello \\\n    -d '{\"name\": \"grpcity\"}' \\\n    -n 10000 \\\n    -c 100  \\\n    0.0.0.0:9099",
+        "0.0.0.0:9099",
+        &host,
+        Some(10000),
+    );
+    let d001 = seed_dir("001", &[("grpc.proto", "proto/grpc/hi.proto")]);
+    let t = Instant::now();
+    seed(
+        &d001,
+        "ghz --insecure --proto grpc.proto --call grpc.hi/sayHello --duration=10s --concurrency=100 --connections=6 0.0.0.0:9503",
+        "0.0.0.0:9503",
+        &host,
+        None,
+    );
+    assert!(t.elapsed() >= Duration::from_secs(10));
+    assert!(t.elapsed() < Duration::from_secs(20));
+    for d in [d000, d003, d001] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+fn json_run(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["-O", "json"]);
+    serde_json::from_str(&ok(&mut volley_bench(&a))).unwrap()
+}
+
+fn percentile(report: &Value, p: u64) -> u64 {
+    report["latencyDistribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["percentage"] == p)
+        .unwrap()["latency"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let pid = p.pid().to_string();
+    let proto = users_proto();
+    let stall = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1000));
+        Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    });
+    let r = json_run(&[
+        "--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id":1}"#, "-c", "10",
+        "-r", "200", "-z", "3s", &addr,
+    ]);
+    stall.join().unwrap();
+    assert_eq!(r["statusCodeDistribution"]["OK"], r["count"]);
+    // About a third of the calls were due while the server was stopped: from their intended send
+    // times they waited up to a second, so p90 is far above the service time of a call.
+    let p90 = percentile(&r, 90);
+    let p99 = percentile(&r, 99);
+    assert!(p99 >= 700_000_000, "p99 {p99} ns should show the 1 s stall");
+    assert!(p90 >= 200_000_000, "p90 {p90} ns should show the stall");
+    // The uncorrected service time (what ghz reports) hides it: only the 10 in-flight calls saw it.
+    let service_p90 = r["volley"]["serviceTimeDistribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["percentage"] == 90.0)
+        .unwrap()["latency"]
+        .as_u64()
+        .unwrap();
+    assert!(service_p90 < p90 / 4, "service p90 {service_p90} vs corrected p90 {p90}");
+}
+
+#[test]
+fn streaming_calls_report_message_figures() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let orders = workspace().join("proto/orders/order.proto").display().to_string();
+    let r = json_run(&[
+        "--insecure", "--proto", &orders, "--call", "orders.OrderService/AddOrder", "-d",
+        r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
+        "--stream-call-count", "50", "-c", "4", "-n", "40", &addr,
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 40);
+    let s = &r["volley"]["streaming"];
+    assert_eq!(s["messagesSent"], 2000);
+    assert_eq!(s["messagesReceived"], 2000);
+    assert!(s["messageLatency"].as_array().unwrap().len() >= 7);
+    assert!(s["receivedPerSecond"].as_f64().unwrap() > 0.0);
+
+    let users = users_proto();
+    let r = json_run(&["--insecure", "--proto", &users, "--call", "api.Users.List", "-c", "5", "-n", "50", &addr]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 50);
+    assert_eq!(r["volley"]["streaming"]["messagesReceived"], 500);
+    assert!(!r["volley"]["streaming"]["timeToFirstMessage"].as_array().unwrap().is_empty());
+
+    // Reflection instead of --proto, and templated data rendered per call.
+    let r = json_run(&[
+        "--insecure", "--call", "helloworld.Greeter.SayHello", "-d",
+        r#"{"name": "{{.WorkerID}}-{{.RequestNumber}}-{{randomString 4}}"}"#, "-c", "3", "-n", "30", &addr,
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 30);
+}
+
+#[test]
+fn config_files_and_the_embedded_default() {
+    let p = serve(&[]);
+    let dir = std::env::temp_dir().join(format!("volley-bench-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("run.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "call: api.Users.Get\ninsecure: true\ntotal: 77\nconcurrency: 7\ndata:\n  id: 3\nhost: {}\nproto: {}\n",
+            p.addr(),
+            users_proto()
+        ),
+    )
+    .unwrap();
+    let cfg_s = cfg.to_str().unwrap();
+    let r = json_run(&["--config", cfg_s]);
+    assert_eq!(r["count"], 77);
+    assert_eq!(r["options"]["concurrency"], 7);
+    // A flag on the command line wins.
+    let r = json_run(&["--config", cfg_s, "-n", "20"]);
+    assert_eq!(r["count"], 20);
+    std::fs::remove_dir_all(dir).unwrap();
+
+    // No host: the built-in services are started in-process and found by reflection.
+    let out = ok(&mut volley_bench(&["--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c100", "-n10000"]));
+    let s = parse_summary(&out);
+    assert_eq!(s.statuses, [("OK".to_string(), 10000)]);
+}
+
+#[test]
+fn tls_works_and_mismatches_say_which_side_refused() {
+    let dir = std::env::temp_dir().join(format!("volley-bench-tls-{}", std::process::id()));
+    let dir_s = dir.to_str().unwrap();
+    let p = serve(&["--tls-self-signed", "--tls-dir", dir_s]);
+    let addr = p.addr().to_string();
+    let ca = dir.join("ca.pem");
+    let proto = users_proto();
+    let base = ["--proto", proto.as_str(), "--call", "api.Users.Get", "-n", "20", "-c", "2"];
+    let mut a = base.to_vec();
+    a.extend(["--cacert", ca.to_str().unwrap(), &addr]);
+    let s = parse_summary(&ok(&mut volley_bench(&a)));
+    assert_eq!(s.statuses, [("OK".to_string(), 20)]);
+
+    let mut a = base.to_vec();
+    a.extend(["--skipTLS", &addr]);
+    assert_eq!(parse_summary(&ok(&mut volley_bench(&a))).count, 20);
+
+    // System roots do not know our CA: we refuse the server.
+    let mut a = base.to_vec();
+    a.push(&addr);
+    let err = one_line_error(&mut volley_bench(&a));
+    assert!(err.contains("we refused the server's certificate"), "{err}");
+    // Plaintext against TLS.
+    let mut a = base.to_vec();
+    a.extend(["--insecure", &addr]);
+    let err = one_line_error(&mut volley_bench(&a));
+    assert!(err.contains("HTTP/2 handshake") && err.contains("TLS"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs a command that must fail with exactly one line on stderr, before any load.
+fn one_line_error(cmd: &mut Command) -> String {
+    let t = Instant::now();
+    let out = run(cmd);
+    assert!(!out.status.success(), "{cmd:?} should fail");
+    assert!(out.stdout.is_empty(), "no report on failure");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<_> = err.lines().filter(|l| !l.starts_with("volley: no host given")).collect();
+    assert_eq!(lines.len(), 1, "{cmd:?}: {err}");
+    assert!(lines[0].starts_with("volley: error: "), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(15));
+    lines[0].to_string()
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_problem() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    let dir = std::env::temp_dir().join(format!("volley-bench-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.proto");
+    std::fs::write(&bad, "syntax = \"proto3\";\npackage x;\nmessage A {\n  int32 a = ;\n}\n").unwrap();
+    let missing = dir.join("missing.proto");
+    std::fs::write(&missing, "syntax = \"proto3\";\nimport \"nowhere/dep.proto\";\n").unwrap();
+    let (bad, missing) = (bad.to_str().unwrap(), missing.to_str().unwrap());
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Nope", &addr], "has no method Nope"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Nobody/Get", &addr], "service api.Nobody not found"),
+        (vec!["--insecure", "--proto", bad, "--call", "x.S/M", &addr], "bad.proto:4:"),
+        (vec!["--insecure", "--proto", missing, "--call", "x.S/M", &addr], "nowhere/dep.proto"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"idd": 1}"#, &addr], "idd"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id": "x"}"#, &addr], "api.GetUserRequest"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-c", "0", &addr], "-c must be at least 1"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-c", "2", "--connections", "5", &addr], "--connections (5) must not exceed -c (2)"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", "{}", "-b", &addr], "only one of -d, -D, -b and -B"),
+        (vec!["--insecure", "--call", "api.Users.Get", "--connect-timeout", "1s", &closed], "cannot connect to"),
+        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-x", "soon", &addr], "-x: invalid duration"),
+    ];
+    for (args, want) in cases {
+        let err = one_line_error(&mut volley_bench(&args));
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
