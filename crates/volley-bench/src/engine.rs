@@ -318,17 +318,17 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection)
     let Some(begin) = start_time(&opts.concurrency, w) else {
         return;
     };
+    let mut stop_rx = shared.stop_tx.subscribe();
     if !begin.is_zero() {
-        let mut stop = shared.stop_tx.subscribe();
         tokio::select! {
             () = sleep_until((ctx.start + begin).into()) => {}
-            _ = stop.wait_for(|s| *s) => return,
+            _ = stop_rx.wait_for(|s| *s) => return,
         }
     }
-    let worker_id = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix);
-    let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
-    let mut stop_rx = shared.stop_tx.subscribe();
+    let worker_id: Rc<str> = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix).into();
     let ramped = opts.concurrency.shape != Shape::Const;
+    // --async: calls are spawned and not awaited; this counts them so the worker can wait at the end.
+    let in_flight = Rc::new((std::cell::Cell::new(0usize), tokio::sync::Notify::new()));
     loop {
         if shared.stopped() {
             break;
@@ -364,45 +364,79 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection)
         if shared.stopped() {
             break;
         }
-        let sent = Instant::now();
-        let call = streaming::call(&ctx.target, opts, &conn, i, &worker_id, &ctx.recorder);
-        let result = match (interruptible, opts.timeout) {
-            (false, None) => call.await,
-            (false, Some(t)) => with_timeout(t, call).await,
-            (true, t) => {
-                let call = async {
-                    match t {
-                        Some(t) => with_timeout(t, call).await,
-                        None => call.await,
-                    }
-                };
-                tokio::select! {
-                    r = call => r,
-                    // Calls cut off by the end of -z are the generator's doing, not the server's:
-                    // `close` and `ignore` both leave them out (ghz counts them under `close` as
-                    // Unavailable "transport is closing").
-                    _ = stop_rx.wait_for(|s| *s) => break,
-                }
-            }
-        };
-        let done = Instant::now();
-        let latency = done - intended.unwrap_or(sent);
-        let service = done - sent;
-        let wall = ctx.start_unix_nano + (sent - ctx.start).as_nanos() as i64;
-        ctx.recorder.borrow_mut().record(
-            i,
-            wall,
-            latency.as_nanos() as u64,
-            service.as_nanos() as u64,
-            result.as_ref().map(|_| ()),
-        );
-        if let Some(p) = &opts.progress {
-            p.fetch_add(1, Ordering::Relaxed);
+        if opts.async_mode {
+            let (ctx, conn, id, flight) = (
+                ctx.clone(),
+                conn.clone(),
+                worker_id.clone(),
+                in_flight.clone(),
+            );
+            let stop = shared.stop_tx.subscribe();
+            flight.0.set(flight.0.get() + 1);
+            tokio::task::spawn_local(async move {
+                one_call(&ctx, &conn, i, &id, intended, stop).await;
+                flight.0.set(flight.0.get() - 1);
+                flight.1.notify_one();
+            });
+            continue;
         }
-        if result.is_err() && shared.stopped() {
+        let finished = one_call(&ctx, &conn, i, &worker_id, intended, stop_rx.clone()).await;
+        if !finished {
             break;
         }
     }
+    while in_flight.0.get() > 0 {
+        in_flight.1.notified().await;
+    }
+}
+
+/// Makes and records call `i`. Returns false when the end of `-z` cut it off (not recorded).
+async fn one_call(
+    ctx: &ThreadCtx,
+    conn: &Connection,
+    i: u64,
+    worker_id: &str,
+    intended: Option<Instant>,
+    mut stop_rx: watch::Receiver<bool>,
+) -> bool {
+    let opts = &ctx.opts;
+    let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
+    let sent = Instant::now();
+    let call = streaming::call(&ctx.target, opts, conn, i, worker_id, &ctx.recorder);
+    let result = match (interruptible, opts.timeout) {
+        (false, None) => call.await,
+        (false, Some(t)) => with_timeout(t, call).await,
+        (true, t) => {
+            let call = async {
+                match t {
+                    Some(t) => with_timeout(t, call).await,
+                    None => call.await,
+                }
+            };
+            tokio::select! {
+                r = call => r,
+                // Calls cut off by the end of -z are the generator's doing, not the server's:
+                // `close` and `ignore` both leave them out (ghz counts them under `close` as
+                // Unavailable "transport is closing").
+                _ = stop_rx.wait_for(|s| *s) => return false,
+            }
+        }
+    };
+    let done = Instant::now();
+    let latency = done - intended.unwrap_or(sent);
+    let service = done - sent;
+    let wall = ctx.start_unix_nano + (sent - ctx.start).as_nanos() as i64;
+    ctx.recorder.borrow_mut().record(
+        i,
+        wall,
+        latency.as_nanos() as u64,
+        service.as_nanos() as u64,
+        result.as_ref().map(|_| ()),
+    );
+    if let Some(p) = &opts.progress {
+        p.fetch_add(1, Ordering::Relaxed);
+    }
+    true
 }
 
 async fn with_timeout(

@@ -20,7 +20,10 @@ fn workspace() -> PathBuf {
 }
 
 fn users_proto() -> String {
-    workspace().join("proto/api/users.proto").display().to_string()
+    workspace()
+        .join("proto/api/users.proto")
+        .display()
+        .to_string()
 }
 
 fn serve(extra: &[&str]) -> VolleyProcess {
@@ -157,7 +160,10 @@ fn shape(s: &str) -> String {
     }
     // Column padding depends on the numbers' widths.
     out.split('\n')
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") + if l.ends_with(' ') { "␠" } else { "" })
+        .map(|l| {
+            l.split_whitespace().collect::<Vec<_>>().join(" ")
+                + if l.ends_with(' ') { "␠" } else { "" }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -186,8 +192,19 @@ fn reports_match_ghz_structure_format_by_format() {
     let addr = p.addr().to_string();
     let proto = users_proto();
     let common = [
-        "--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c2",
-        "-n6", "--name", "My Run", "--tags", r#"{"env":"ci"}"#,
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":228}"#,
+        "-c2",
+        "-n6",
+        "--name",
+        "My Run",
+        "--tags",
+        r#"{"env":"ci"}"#,
     ];
     let both = |format: &str| {
         let mut args: Vec<&str> = common.to_vec();
@@ -196,7 +213,11 @@ fn reports_match_ghz_structure_format_by_format() {
     };
 
     let (g, v) = both("summary");
-    assert_eq!(shape(&g), shape(&v), "summary layout\nghz:\n{g}\nvolley:\n{v}");
+    assert_eq!(
+        shape(&g),
+        shape(&v),
+        "summary layout\nghz:\n{g}\nvolley:\n{v}"
+    );
     let (gs, vs) = (parse_summary(&g), parse_summary(&v));
     assert_eq!(gs, vs);
     assert_eq!(vs.count, 6);
@@ -216,19 +237,32 @@ fn reports_match_ghz_structure_format_by_format() {
 
     for format in ["json", "pretty"] {
         let (g, v) = both(format);
-        let (gj, vj): (Value, Value) = (serde_json::from_str(&g).unwrap(), serde_json::from_str(&v).unwrap());
+        let (gj, vj): (Value, Value) = (
+            serde_json::from_str(&g).unwrap(),
+            serde_json::from_str(&v).unwrap(),
+        );
         let (mut gk, mut vk) = (Vec::new(), Vec::new());
         json_keys(&gj, "", &mut gk);
         json_keys(&vj, "", &mut vk);
         let missing: Vec<_> = gk.iter().filter(|k| !vk.contains(k)).collect();
         assert!(missing.is_empty(), "{format}: volley lacks {missing:?}");
-        let extra: Vec<_> = vk.iter().filter(|k| !gk.contains(k) && !k.starts_with("/volley")).collect();
-        assert!(extra.is_empty(), "{format}: volley adds {extra:?} outside /volley");
+        let extra: Vec<_> = vk
+            .iter()
+            .filter(|k| !gk.contains(k) && !k.starts_with("/volley"))
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "{format}: volley adds {extra:?} outside /volley"
+        );
         assert_eq!(gj["options"], vj["options"], "{format}: options block");
         assert_eq!(vj["details"].as_array().unwrap().len(), 6);
         assert_eq!(vj["histogram"].as_array().unwrap().len(), 11);
         assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
-        assert_eq!(g.contains("\n  "), v.contains("\n  "), "{format}: indentation");
+        assert_eq!(
+            g.contains("\n  "),
+            v.contains("\n  "),
+            "{format}: indentation"
+        );
     }
 
     let keys = |line: &str| -> (Vec<String>, Vec<String>) {
@@ -236,7 +270,9 @@ fn reports_match_ghz_structure_format_by_format() {
         let tags = parts.next().unwrap();
         let fields = parts.next().unwrap();
         let names = |s: &str| -> Vec<String> {
-            s.split(',').filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string())).collect()
+            s.split(',')
+                .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string()))
+                .collect()
         };
         (names(tags), names(fields))
     };
@@ -245,12 +281,23 @@ fn reports_match_ghz_structure_format_by_format() {
     assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
     let (g, v) = both("influx-details");
     assert_eq!(g.lines().count(), v.lines().count());
-    assert_eq!(keys(g.lines().next().unwrap()), keys(v.lines().next().unwrap()));
+    assert_eq!(
+        keys(g.lines().next().unwrap()),
+        keys(v.lines().next().unwrap())
+    );
 
     let (g, v) = both("prometheus");
     let series = |s: &str| -> Vec<String> {
         s.lines()
-            .map(|l| l.split('{').next().unwrap().split(' ').next().unwrap().to_string())
+            .map(|l| {
+                l.split('{')
+                    .next()
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     };
     assert_eq!(series(&g), series(&v));
@@ -284,7 +331,10 @@ fn seed(dir: &Path, cmd: &str, seed_host: &str, host: &str, expect: Option<u64>)
     let line = cmd.replace(seed_host, host);
     let mut argv = shell_words(&line);
     assert_eq!(argv.remove(0), "ghz");
-    let out = ok(Command::new(bin()).arg("bench").args(&argv).current_dir(dir));
+    let out = ok(Command::new(bin())
+        .arg("bench")
+        .args(&argv)
+        .current_dir(dir));
     let s = parse_summary(&out);
     if let Some(n) = expect {
         assert_eq!(s.count, n, "{cmd}");
@@ -328,7 +378,10 @@ fn shell_words(s: &str) -> Vec<String> {
 fn seed_ghz_commands_run_verbatim() {
     let p = serve(&[]);
     let host = p.addr().to_string();
-    let d000 = seed_dir("000", &[("example/api/example/users.proto", "proto/api/users.proto")]);
+    let d000 = seed_dir(
+        "000",
+        &[("example/api/example/users.proto", "proto/api/users.proto")],
+    );
     seed(
         &d000,
         "ghz --insecure --proto example/api/example/users.proto --call 'api.Users.Get'\n    -d '{\"id\": 228}' -c100 -n1000 127.0.0.1:9090",
@@ -343,7 +396,13 @@ fn seed_ghz_commands_run_verbatim() {
         &host,
         Some(1000),
     );
-    let d003 = seed_dir("003", &[("benchmark/helloworld.proto", "proto/helloworld/helloworld.proto")]);
+    let d003 = seed_dir(
+        "003",
+        &[(
+            "benchmark/helloworld.proto",
+            "proto/helloworld/helloworld.proto",
+        )],
+    );
     seed(
         &d003,
         "ghz --insecure \\\n    --proto ./benchmark/helloworld.proto \\\n    --call helloworld.Greeter/SayHello \\\n    -d '{\"name\": \"grpcity\"}' \\\n    -n 10000 \\\n    -c 100  \\\n    0.0.0.0:9099",
@@ -397,8 +456,20 @@ fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
         Command::new("kill").args(["-CONT", &pid]).status().unwrap();
     });
     let r = json_run(&[
-        "--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id":1}"#, "-c", "10",
-        "-r", "200", "-z", "3s", &addr,
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":1}"#,
+        "-c",
+        "10",
+        "-r",
+        "200",
+        "-z",
+        "3s",
+        &addr,
     ]);
     stall.join().unwrap();
     assert_eq!(r["statusCodeDistribution"]["OK"], r["count"]);
@@ -417,18 +488,35 @@ fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
         .unwrap()["latency"]
         .as_u64()
         .unwrap();
-    assert!(service_p90 < p90 / 4, "service p90 {service_p90} vs corrected p90 {p90}");
+    assert!(
+        service_p90 < p90 / 4,
+        "service p90 {service_p90} vs corrected p90 {p90}"
+    );
 }
 
 #[test]
 fn streaming_calls_report_message_figures() {
     let p = serve(&[]);
     let addr = p.addr().to_string();
-    let orders = workspace().join("proto/orders/order.proto").display().to_string();
+    let orders = workspace()
+        .join("proto/orders/order.proto")
+        .display()
+        .to_string();
     let r = json_run(&[
-        "--insecure", "--proto", &orders, "--call", "orders.OrderService/AddOrder", "-d",
+        "--insecure",
+        "--proto",
+        &orders,
+        "--call",
+        "orders.OrderService/AddOrder",
+        "-d",
         r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
-        "--stream-call-count", "50", "-c", "4", "-n", "40", &addr,
+        "--stream-call-count",
+        "50",
+        "-c",
+        "4",
+        "-n",
+        "40",
+        &addr,
     ]);
     assert_eq!(r["statusCodeDistribution"]["OK"], 40);
     let s = &r["volley"]["streaming"];
@@ -438,15 +526,39 @@ fn streaming_calls_report_message_figures() {
     assert!(s["receivedPerSecond"].as_f64().unwrap() > 0.0);
 
     let users = users_proto();
-    let r = json_run(&["--insecure", "--proto", &users, "--call", "api.Users.List", "-c", "5", "-n", "50", &addr]);
+    let r = json_run(&[
+        "--insecure",
+        "--proto",
+        &users,
+        "--call",
+        "api.Users.List",
+        "-c",
+        "5",
+        "-n",
+        "50",
+        &addr,
+    ]);
     assert_eq!(r["statusCodeDistribution"]["OK"], 50);
     assert_eq!(r["volley"]["streaming"]["messagesReceived"], 500);
-    assert!(!r["volley"]["streaming"]["timeToFirstMessage"].as_array().unwrap().is_empty());
+    assert!(
+        !r["volley"]["streaming"]["timeToFirstMessage"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 
     // Reflection instead of --proto, and templated data rendered per call.
     let r = json_run(&[
-        "--insecure", "--call", "helloworld.Greeter.SayHello", "-d",
-        r#"{"name": "{{.WorkerID}}-{{.RequestNumber}}-{{randomString 4}}"}"#, "-c", "3", "-n", "30", &addr,
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-d",
+        r#"{"name": "{{.WorkerID}}-{{.RequestNumber}}-{{randomString 4}}"}"#,
+        "-c",
+        "3",
+        "-n",
+        "30",
+        &addr,
     ]);
     assert_eq!(r["statusCodeDistribution"]["OK"], 30);
 }
@@ -476,7 +588,14 @@ fn config_files_and_the_embedded_default() {
     std::fs::remove_dir_all(dir).unwrap();
 
     // No host: the built-in services are started in-process and found by reflection.
-    let out = ok(&mut volley_bench(&["--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c100", "-n10000"]));
+    let out = ok(&mut volley_bench(&[
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":228}"#,
+        "-c100",
+        "-n10000",
+    ]));
     let s = parse_summary(&out);
     assert_eq!(s.statuses, [("OK".to_string(), 10000)]);
 }
@@ -489,7 +608,16 @@ fn tls_works_and_mismatches_say_which_side_refused() {
     let addr = p.addr().to_string();
     let ca = dir.join("ca.pem");
     let proto = users_proto();
-    let base = ["--proto", proto.as_str(), "--call", "api.Users.Get", "-n", "20", "-c", "2"];
+    let base = [
+        "--proto",
+        proto.as_str(),
+        "--call",
+        "api.Users.Get",
+        "-n",
+        "20",
+        "-c",
+        "2",
+    ];
     let mut a = base.to_vec();
     a.extend(["--cacert", ca.to_str().unwrap(), &addr]);
     let s = parse_summary(&ok(&mut volley_bench(&a)));
@@ -508,7 +636,10 @@ fn tls_works_and_mismatches_say_which_side_refused() {
     let mut a = base.to_vec();
     a.extend(["--insecure", &addr]);
     let err = one_line_error(&mut volley_bench(&a));
-    assert!(err.contains("HTTP/2 handshake") && err.contains("TLS"), "{err}");
+    assert!(
+        err.contains("HTTP/2 handshake") && err.contains("TLS"),
+        "{err}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -519,7 +650,10 @@ fn one_line_error(cmd: &mut Command) -> String {
     assert!(!out.status.success(), "{cmd:?} should fail");
     assert!(out.stdout.is_empty(), "no report on failure");
     let err = String::from_utf8(out.stderr).unwrap();
-    let lines: Vec<_> = err.lines().filter(|l| !l.starts_with("volley: no host given")).collect();
+    let lines: Vec<_> = err
+        .lines()
+        .filter(|l| !l.starts_with("volley: no host given"))
+        .collect();
     assert_eq!(lines.len(), 1, "{cmd:?}: {err}");
     assert!(lines[0].starts_with("volley: error: "), "{err}");
     assert!(t.elapsed() < Duration::from_secs(15));
@@ -534,30 +668,223 @@ fn bad_input_is_one_line_naming_the_problem() {
     let dir = std::env::temp_dir().join(format!("volley-bench-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.proto");
-    std::fs::write(&bad, "syntax = \"proto3\";\npackage x;\nmessage A {\n  int32 a = ;\n}\n").unwrap();
+    std::fs::write(
+        &bad,
+        "syntax = \"proto3\";\npackage x;\nmessage A {\n  int32 a = ;\n}\n",
+    )
+    .unwrap();
     let missing = dir.join("missing.proto");
-    std::fs::write(&missing, "syntax = \"proto3\";\nimport \"nowhere/dep.proto\";\n").unwrap();
+    std::fs::write(
+        &missing,
+        "syntax = \"proto3\";\nimport \"nowhere/dep.proto\";\n",
+    )
+    .unwrap();
     let (bad, missing) = (bad.to_str().unwrap(), missing.to_str().unwrap());
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().to_string()
     };
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Nope", &addr], "has no method Nope"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Nobody/Get", &addr], "service api.Nobody not found"),
-        (vec!["--insecure", "--proto", bad, "--call", "x.S/M", &addr], "bad.proto:4:"),
-        (vec!["--insecure", "--proto", missing, "--call", "x.S/M", &addr], "nowhere/dep.proto"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"idd": 1}"#, &addr], "idd"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", r#"{"id": "x"}"#, &addr], "api.GetUserRequest"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-c", "0", &addr], "-c must be at least 1"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-c", "2", "--connections", "5", &addr], "--connections (5) must not exceed -c (2)"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-d", "{}", "-b", &addr], "only one of -d, -D, -b and -B"),
-        (vec!["--insecure", "--call", "api.Users.Get", "--connect-timeout", "1s", &closed], "cannot connect to"),
-        (vec!["--insecure", "--proto", &proto, "--call", "api.Users.Get", "-x", "soon", &addr], "-x: invalid duration"),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Nope",
+                &addr,
+            ],
+            "has no method Nope",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Nobody/Get",
+                &addr,
+            ],
+            "service api.Nobody not found",
+        ),
+        (
+            vec!["--insecure", "--proto", bad, "--call", "x.S/M", &addr],
+            "bad.proto:4:",
+        ),
+        (
+            vec!["--insecure", "--proto", missing, "--call", "x.S/M", &addr],
+            "nowhere/dep.proto",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-d",
+                r#"{"idd": 1}"#,
+                &addr,
+            ],
+            "idd",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-d",
+                r#"{"id": "x"}"#,
+                &addr,
+            ],
+            "api.GetUserRequest",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-c",
+                "0",
+                &addr,
+            ],
+            "-c must be at least 1",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-c",
+                "2",
+                "--connections",
+                "5",
+                &addr,
+            ],
+            "--connections (5) must not exceed -c (2)",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-d",
+                "{}",
+                "-b",
+                &addr,
+            ],
+            "only one of -d, -D, -b and -B",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--call",
+                "api.Users.Get",
+                "--connect-timeout",
+                "1s",
+                &closed,
+            ],
+            "cannot connect to",
+        ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "-x",
+                "soon",
+                &addr,
+            ],
+            "-x: invalid duration",
+        ),
     ];
     for (args, want) in cases {
         let err = one_line_error(&mut volley_bench(&args));
         assert!(err.contains(want), "{args:?}: {err}");
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn async_mode_and_schedules() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    let base = [
+        "--insecure",
+        "--proto",
+        proto.as_str(),
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":1}"#,
+    ];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        a.push(&addr);
+        json_run(&a)
+    };
+    // Open model: 100 calls at 200/s take about half a second whatever -c is.
+    let t = Instant::now();
+    let r = with(&["--async", "-r", "200", "-n", "100", "-c", "1"]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 100);
+    assert!(
+        t.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(r["volley"]["rateNotKept"] == false);
+
+    // Rate steps 100/s -> 200/s -> 300/s every 500 ms: 300 calls need about 1.4 s.
+    let r = with(&[
+        "--load-schedule",
+        "step",
+        "--load-start",
+        "100",
+        "--load-step",
+        "100",
+        "--load-end",
+        "300",
+        "--load-step-duration",
+        "500ms",
+        "-n",
+        "300",
+        "-c",
+        "20",
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 300);
+    let total = Duration::from_nanos(r["total"].as_u64().unwrap());
+    assert!(
+        total >= Duration::from_millis(1150) && total < Duration::from_secs(4),
+        "{total:?}"
+    );
+    assert_eq!(r["options"]["load-schedule"], "step");
+
+    // Workers ramp 2 -> 10 over the run.
+    let r = with(&[
+        "--concurrency-schedule",
+        "line",
+        "--concurrency-start",
+        "2",
+        "--concurrency-step",
+        "4",
+        "--concurrency-end",
+        "10",
+        "-z",
+        "2500ms",
+    ]);
+    assert!(r["count"].as_u64().unwrap() > 0);
+    assert_eq!(r["statusCodeDistribution"]["OK"], r["count"]);
+    assert_eq!(r["endReason"], "timeout");
 }

@@ -56,11 +56,7 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
         let wc = counts.iter().map(String::len).max().unwrap_or(0);
         let max = buckets.iter().map(|b| b.count).max().unwrap_or(0);
         for ((m, c), b) in marks.iter().zip(&counts).zip(buckets) {
-            let bar = if max > 0 {
-                (b.count * 40 + max / 2) / max
-            } else {
-                0
-            };
+            let bar = (b.count * 40 + max / 2).checked_div(max).unwrap_or(0);
             s += &format!("  {m:<wm$} {c:<wc$} |{}\n", "∎".repeat(bar as usize));
         }
     }

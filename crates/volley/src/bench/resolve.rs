@@ -214,21 +214,31 @@ fn read_file(path: &PathBuf, flag: &str) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| anyhow!("cannot read {flag} {}: {e}", path.display()))
 }
 
+/// The six flags of one schedule (`--load-*` or `--concurrency-*`).
+struct RampFlags<'a> {
+    schedule: &'a Option<String>,
+    start: Option<u64>,
+    end: Option<u64>,
+    step: Option<i64>,
+    step_duration: &'a Option<String>,
+    max_duration: &'a Option<String>,
+}
+
 fn ramp(
     m: &Merge<'_>,
-    a: (
-        &Option<String>,
-        Option<u64>,
-        Option<u64>,
-        Option<i64>,
-        &Option<String>,
-        &Option<String>,
-    ),
+    a: RampFlags<'_>,
     prefix: &str,
     constant: f64,
     default_step: i64,
 ) -> Result<Ramp> {
-    let (schedule, start, end, step, step_dur, max_dur) = a;
+    let RampFlags {
+        schedule,
+        start,
+        end,
+        step,
+        step_duration: step_dur,
+        max_duration: max_dur,
+    } = a;
     let shape = match m.string(schedule, &format!("{prefix}-schedule"))? {
         None => Shape::Const,
         Some(s) => Shape::parse(&s).map_err(|e| anyhow!("--{prefix}-schedule: {e}"))?,
@@ -356,14 +366,14 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     }
     let concurrency = ramp(
         &m,
-        (
-            &a.concurrency_schedule,
-            a.concurrency_start,
-            a.concurrency_end,
-            a.concurrency_step,
-            &a.concurrency_step_duration,
-            &a.concurrency_max_duration,
-        ),
+        RampFlags {
+            schedule: &a.concurrency_schedule,
+            start: a.concurrency_start,
+            end: a.concurrency_end,
+            step: a.concurrency_step,
+            step_duration: &a.concurrency_step_duration,
+            max_duration: &a.concurrency_max_duration,
+        },
         "concurrency",
         c as f64,
         1,
@@ -379,14 +389,14 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     let rps = m.u64(a.rps, "rps")?.unwrap_or(0);
     let load = ramp(
         &m,
-        (
-            &a.load_schedule,
-            a.load_start,
-            a.load_end,
-            a.load_step,
-            &a.load_step_duration,
-            &a.load_max_duration,
-        ),
+        RampFlags {
+            schedule: &a.load_schedule,
+            start: a.load_start,
+            end: a.load_end,
+            step: a.load_step,
+            step_duration: &a.load_step_duration,
+            max_duration: &a.load_max_duration,
+        },
         "load",
         rps as f64,
         0,
@@ -580,7 +590,7 @@ mod tests {
         let mut full = vec!["volley", "bench"];
         full.extend_from_slice(argv);
         match Cli::try_parse_from(full).unwrap().command {
-            Command::Bench(b) => b,
+            Command::Bench(b) => *b,
             _ => unreachable!(),
         }
     }

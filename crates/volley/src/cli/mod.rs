@@ -29,7 +29,7 @@ pub enum Command {
     /// Load-test a gRPC method: a drop-in for ghz (same flags, same reports), many times lighter.
     /// With no host, benches the built-in services in-process.
     #[command(version, disable_version_flag = true)]
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
 }
 
 /// `volley serve`.
