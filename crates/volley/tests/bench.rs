@@ -525,6 +525,40 @@ fn streaming_calls_report_message_figures() {
     assert!(s["messageLatency"].as_array().unwrap().len() >= 7);
     assert!(s["receivedPerSecond"].as_f64().unwrap() > 0.0);
 
+    // Interval and duration: each stream sends one order every 20 ms and is closed after 300 ms.
+    let t = Instant::now();
+    let r = json_run(&[
+        "--insecure",
+        "--proto",
+        &orders,
+        "--call",
+        "orders.OrderService/AddOrder",
+        "-d",
+        r#"{"instrumentID": 1}"#,
+        "--stream-call-count",
+        "1000",
+        "--stream-interval",
+        "20ms",
+        "--stream-call-duration",
+        "300ms",
+        "-c",
+        "2",
+        "-n",
+        "4",
+        &addr,
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 4);
+    let sent = r["volley"]["streaming"]["messagesSent"].as_u64().unwrap();
+    assert!(
+        (40..=80).contains(&sent),
+        "about 15 per 300 ms stream, 4 streams: {sent}"
+    );
+    assert!(
+        t.elapsed() >= Duration::from_millis(550),
+        "{:?}",
+        t.elapsed()
+    );
+
     let users = users_proto();
     let r = json_run(&[
         "--insecure",
@@ -887,4 +921,77 @@ fn async_mode_and_schedules() {
     assert!(r["count"].as_u64().unwrap() > 0);
     assert_eq!(r["statusCodeDistribution"]["OK"], r["count"]);
     assert_eq!(r["endReason"], "timeout");
+}
+
+#[test]
+fn gzip_binary_data_and_a_self_contained_html_report() {
+    let p = serve(&["--compress"]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    let r = json_run(&[
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "api.Users.Get",
+        "-e",
+        "-n",
+        "50",
+        "-c",
+        "5",
+        &addr,
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 50);
+    assert_eq!(r["options"]["enable-compression"], true);
+
+    let dir = std::env::temp_dir().join(format!("volley-bench-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin_file = dir.join("req.bin");
+    std::fs::write(&bin_file, [0x08, 0xe4, 0x01]).unwrap(); // GetUserRequest{id: 228}
+    let r = json_run(&[
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "api.Users.Get",
+        "-B",
+        bin_file.to_str().unwrap(),
+        "-n",
+        "20",
+        "-c",
+        "2",
+        &addr,
+    ]);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 20);
+    assert_eq!(r["options"]["binary"], true);
+
+    let html = dir.join("report.html");
+    ok(&mut volley_bench(&[
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "api.Users.Get",
+        "-n",
+        "200",
+        "-c",
+        "10",
+        "-O",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+        &addr,
+    ]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        page.contains("<svg") && page.contains("polyline"),
+        "charts drawn inline"
+    );
+    assert!(
+        !page.contains("<script") && !page.contains("http://") && !page.contains("https://"),
+        "no CDN, no script"
+    );
+    assert!(page.contains("200"));
+    std::fs::remove_dir_all(dir).unwrap();
 }
