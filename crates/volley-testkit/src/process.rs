@@ -91,6 +91,18 @@ impl VolleyProcess {
     }
 }
 
+/// Runs a command with no stdin; panics with its output unless it exits 0; returns its stdout.
+pub fn ok_stdout(cmd: &mut Command) -> String {
+    let out = cmd.stdin(Stdio::null()).output().expect("run command");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 impl Drop for VolleyProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();

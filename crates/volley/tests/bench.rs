@@ -9,7 +9,7 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_testkit::{VolleyProcess, tool};
+use volley_testkit::{VolleyProcess, ok_stdout as ok, tool};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
@@ -34,17 +34,6 @@ fn serve(extra: &[&str]) -> VolleyProcess {
 
 fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("run")
-}
-
-fn ok(cmd: &mut Command) -> String {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn volley_bench(args: &[&str]) -> Command {

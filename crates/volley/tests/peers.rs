@@ -7,7 +7,7 @@ use std::{
     process::{Command, Output},
 };
 
-use volley_testkit::{VolleyProcess, tool};
+use volley_testkit::{VolleyProcess, ok_stdout, tool};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
@@ -19,17 +19,6 @@ fn workspace() -> PathBuf {
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run peer tool")
-}
-
-fn ok_stdout(cmd: &mut Command) -> String {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// grpcurl with the connection flags for `target` in front of `args`.

@@ -34,33 +34,25 @@ fn tags(r: &Report, add_errors: bool) -> String {
     if o.concurrency_schedule == "const" {
         t.push(format!("c={}", o.concurrency));
     } else {
-        t.push(format!("concurrency-schedule={}", o.concurrency_schedule));
-        t.push(format!("concurrency-start={}", o.concurrency_start));
-        t.push(format!("concurrency-end={}", o.concurrency_end));
-        t.push(format!("concurrency-step={}", o.concurrency_step));
-        t.push(format!(
-            "concurrency-step-duration={}",
-            go_duration(o.concurrency_step_duration)
-        ));
-        t.push(format!(
-            "concurrency-max-duration={}",
-            go_duration(o.concurrency_max_duration)
+        t.extend(schedule_tags(
+            "concurrency",
+            &o.concurrency_schedule,
+            [
+                o.concurrency_start as i64,
+                o.concurrency_end as i64,
+                o.concurrency_step,
+            ],
+            [o.concurrency_step_duration, o.concurrency_max_duration],
         ));
     }
     if o.load_schedule == "const" {
         t.push(format!("rps={}", o.rps));
     } else {
-        t.push(format!("load-schedule={}", o.load_schedule));
-        t.push(format!("load-start={}", o.load_start));
-        t.push(format!("load-end={}", o.load_end));
-        t.push(format!("load-step={}", o.load_step));
-        t.push(format!(
-            "load-step-duration={}",
-            go_duration(o.load_step_duration)
-        ));
-        t.push(format!(
-            "load-max-duration={}",
-            go_duration(o.load_max_duration)
+        t.extend(schedule_tags(
+            "load",
+            &o.load_schedule,
+            [o.load_start as i64, o.load_end as i64, o.load_step],
+            [o.load_step_duration, o.load_max_duration],
         ));
     }
     t.push(format!("z={}", o.duration));
@@ -95,6 +87,23 @@ fn tags(r: &Report, add_errors: bool) -> String {
         t.push(format!("has_errors={}", errors > 0));
     }
     t.join(",")
+}
+
+/// The six tags of a non-constant schedule (`load-*` or `concurrency-*`).
+fn schedule_tags(
+    prefix: &str,
+    shape: &str,
+    [start, end, step]: [i64; 3],
+    [step_d, max_d]: [u64; 2],
+) -> [String; 6] {
+    [
+        format!("{prefix}-schedule={shape}"),
+        format!("{prefix}-start={start}"),
+        format!("{prefix}-end={end}"),
+        format!("{prefix}-step={step}"),
+        format!("{prefix}-step-duration={}", go_duration(step_d)),
+        format!("{prefix}-max-duration={}", go_duration(max_d)),
+    ]
 }
 
 /// Go's `time.Duration.String()` for the schedule tags.
