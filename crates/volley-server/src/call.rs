@@ -13,13 +13,31 @@ use crate::{
     body::{GRPC_CONTENT_TYPE, ResponseBody, outgoing_frame, status_trailers},
     codec::FrameDecoder,
     compression::{ACCEPT_ENCODING, Encoding},
+    envelope::{EnvelopeBody, Mode, connect_end},
     server::Shared,
     service::{FrameStream, Handler},
-    streaming::RawStreaming,
+    streaming::{RawStreaming, Transform},
     timeout::parse_grpc_timeout,
 };
 
-type HttpResponse = http::Response<ResponseBody>;
+pub(crate) type HttpResponse = http::Response<ResponseBody>;
+
+/// The framed protocols, which share the call path and differ at the edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Envelope {
+    /// gRPC over HTTP/2.
+    Grpc,
+    /// gRPC-Web (`application/grpc-web[+proto]`, or `-text` for base64).
+    Web {
+        /// base64 bodies.
+        text: bool,
+    },
+    /// Connect streaming (`application/connect+proto` or `+json`).
+    Connect {
+        /// JSON messages.
+        json: bool,
+    },
+}
 
 /// True for `application/grpc` and `application/grpc+proto` / `;params` variants.
 pub(crate) fn is_grpc_content_type(headers: &HeaderMap) -> bool {
@@ -29,8 +47,118 @@ pub(crate) fn is_grpc_content_type(headers: &HeaderMap) -> bool {
     })
 }
 
-/// Serves one request on the gRPC protocol.
-pub(crate) async fn serve_grpc(shared: Arc<Shared>, req: http::Request<Incoming>) -> HttpResponse {
+/// What a request's content type asks for.
+pub(crate) enum Protocol {
+    /// A framed protocol.
+    Framed(Envelope),
+    /// Connect unary (`application/proto` or `application/json`).
+    ConnectUnary {
+        /// JSON body.
+        json: bool,
+    },
+    /// Anything else.
+    Other,
+}
+
+/// Reads the protocol from the content type (`;charset=…` and other parameters ignored).
+pub(crate) fn protocol(headers: &HeaderMap) -> Protocol {
+    if is_grpc_content_type(headers) {
+        return Protocol::Framed(Envelope::Grpc);
+    }
+    let Some(ct) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return Protocol::Other;
+    };
+    let ct = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match ct.as_str() {
+        "application/grpc-web" | "application/grpc-web+proto" => {
+            Protocol::Framed(Envelope::Web { text: false })
+        }
+        "application/grpc-web-text" | "application/grpc-web-text+proto" => {
+            Protocol::Framed(Envelope::Web { text: true })
+        }
+        "application/connect+proto" => Protocol::Framed(Envelope::Connect { json: false }),
+        "application/connect+json" => Protocol::Framed(Envelope::Connect { json: true }),
+        "application/proto" => Protocol::ConnectUnary { json: false },
+        "application/json" => Protocol::ConnectUnary { json: true },
+        _ => Protocol::Other,
+    }
+}
+
+/// Serves one request on a framed protocol.
+pub(crate) async fn serve_grpc(
+    shared: Arc<Shared>,
+    req: http::Request<Incoming>,
+    env: Envelope,
+) -> HttpResponse {
+    let path = req.uri().path().to_owned();
+    let out_json = match env {
+        Envelope::Connect { json: true } => match crate::connect::stream_output(&shared, &path) {
+            Some(d) => Some(d),
+            None => {
+                return plain(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "volley: JSON needs the method's schema registered\n",
+                );
+            }
+        },
+        _ => None,
+    };
+    let in_json = out_json
+        .as_ref()
+        .and_then(|_| shared.descriptors.get(&path).map(|m| m.input()));
+    let resp = call(shared, req, env, in_json).await;
+    match env {
+        Envelope::Grpc => resp,
+        Envelope::Web { text } => {
+            let (mut parts, body) = resp.into_parts();
+            parts.headers.insert(
+                CONTENT_TYPE,
+                http::HeaderValue::from_static(if text {
+                    "application/grpc-web-text+proto"
+                } else {
+                    "application/grpc-web+proto"
+                }),
+            );
+            let body = ResponseBody::other(EnvelopeBody::new(body, Mode::Web { text }));
+            http::Response::from_parts(parts, body)
+        }
+        Envelope::Connect { json } => {
+            let (mut parts, body) = resp.into_parts();
+            let body = if parts.headers.contains_key("grpc-status") {
+                // Trailers-only: Connect carries the status in the end-stream message.
+                let end = connect_end(&parts.headers).freeze();
+                parts.headers.remove("grpc-status");
+                parts.headers.remove("grpc-message");
+                ResponseBody::other(http_body_util::Full::new(end))
+            } else {
+                ResponseBody::other(EnvelopeBody::new(body, Mode::Connect { json: out_json }))
+            };
+            parts.headers.remove("grpc-accept-encoding");
+            parts.headers.remove("grpc-encoding");
+            parts.headers.insert(
+                CONTENT_TYPE,
+                http::HeaderValue::from_static(if json {
+                    "application/connect+json"
+                } else {
+                    "application/connect+proto"
+                }),
+            );
+            http::Response::from_parts(parts, body)
+        }
+    }
+}
+
+async fn call(
+    shared: Arc<Shared>,
+    req: http::Request<Incoming>,
+    env: Envelope,
+    in_json: Option<prost_reflect::MessageDescriptor>,
+) -> HttpResponse {
     let (parts, body) = req.into_parts();
     if parts.method != Method::POST {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "gRPC requires POST\n");
@@ -39,26 +167,46 @@ pub(crate) async fn serve_grpc(shared: Arc<Shared>, req: http::Request<Incoming>
         return trailers_only(&shared.router.not_found(parts.uri.path()));
     };
     let headers = parts.headers;
-    let encoding = match Encoding::from_header(headers.get("grpc-encoding")) {
+    let (enc_header, accept_header) = match env {
+        Envelope::Connect { .. } => ("connect-content-encoding", "connect-accept-encoding"),
+        _ => ("grpc-encoding", "grpc-accept-encoding"),
+    };
+    let encoding = match Encoding::from_header(headers.get(enc_header)) {
         Ok(e) => e,
         Err(status) => return trailers_only(&status),
     };
     let compress = Encoding::Gzip
-        .accepted_by(headers.get("grpc-accept-encoding"))
+        .accepted_by(headers.get(accept_header))
         .then_some(Encoding::Gzip)
-        .filter(|_| shared.limits.send_compression);
-    let deadline = match headers.get("grpc-timeout") {
-        None => None,
-        Some(v) => match parse_grpc_timeout(v.as_bytes()) {
-            Some(d) => Some(Instant::now() + d),
-            None => {
-                return trailers_only(&Status::internal(format!(
-                    "transport: malformed grpc-timeout: {v:?}"
-                )));
-            }
-        },
+        .filter(|_| shared.limits.send_compression && !matches!(env, Envelope::Connect { .. }));
+    let deadline = if let Envelope::Connect { .. } = env {
+        match crate::connect::timeout(&headers) {
+            Ok(d) => d,
+            Err(s) => return trailers_only(&s),
+        }
+    } else {
+        match headers.get("grpc-timeout") {
+            None => None,
+            Some(v) => match parse_grpc_timeout(v.as_bytes()) {
+                Some(d) => Some(Instant::now() + d),
+                None => {
+                    return trailers_only(&Status::internal(format!(
+                        "transport: malformed grpc-timeout: {v:?}"
+                    )));
+                }
+            },
+        }
     };
-    let raw = RawStreaming::new(body, FrameDecoder::new(encoding, shared.limits.max_recv));
+    let transform = match (env, in_json) {
+        (Envelope::Web { text: true }, _) => Transform::Base64(Default::default()),
+        (_, Some(desc)) => Transform::Json(desc),
+        _ => Transform::None,
+    };
+    let raw = RawStreaming::new(
+        body,
+        FrameDecoder::new(encoding, shared.limits.max_recv),
+        transform,
+    );
     let max_send = shared.limits.max_send;
     match handler {
         Handler::Unary(h) => {
@@ -87,7 +235,7 @@ pub(crate) async fn serve_grpc(shared: Arc<Shared>, req: http::Request<Incoming>
 }
 
 /// Runs `call` until the deadline, if there is one.
-async fn within<T>(
+pub(crate) async fn within<T>(
     deadline: Option<Instant>,
     call: impl Future<Output = Result<T, Status>>,
 ) -> Result<T, Status> {

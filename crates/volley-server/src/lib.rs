@@ -12,6 +12,8 @@ mod body;
 mod call;
 pub mod codec;
 pub mod compression;
+pub mod connect;
+mod envelope;
 pub mod health;
 pub mod reflection;
 mod request;

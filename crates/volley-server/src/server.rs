@@ -1,7 +1,10 @@
 //! `Server`: the builder, the accept loop, one task per connection (h2c, TLS, or both sniffed on one
 //! port), and the graceful drain.
 
-use std::{convert::Infallible, future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap, convert::Infallible, future::Future, io, net::SocketAddr, sync::Arc,
+    time::Duration,
+};
 
 use bytes::Bytes;
 use hyper::{body::Incoming, service::service_fn};
@@ -19,7 +22,7 @@ use tracing::{debug, warn};
 
 use crate::{
     ResponseBody, Service,
-    call::{is_grpc_content_type, plain, serve_grpc},
+    call::{Protocol, plain, protocol, serve_grpc},
     codec::{DEFAULT_MAX_RECV, DEFAULT_MAX_SEND},
     health::HealthReporter,
     pb::health::health_check_response::ServingStatus,
@@ -64,6 +67,8 @@ pub(crate) struct Limits {
 pub(crate) struct Shared {
     pub(crate) router: Router,
     pub(crate) limits: Limits,
+    /// Method descriptors by path, for JSON transcoding (from the registered descriptor sets).
+    pub(crate) descriptors: HashMap<String, prost_reflect::MethodDescriptor>,
 }
 
 /// Configures a [`Server`].
@@ -191,12 +196,22 @@ impl ServerBuilder {
             router.add(reporter.service());
             names.push(crate::health::SERVICE_NAME.to_owned());
         }
+        let mut pool = DescriptorPool::new();
+        pool.decode_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)?;
+        for fds in &self.descriptor_sets {
+            pool.decode_file_descriptor_set(fds.clone())?;
+        }
+        let descriptors = pool
+            .services()
+            .flat_map(|s| s.methods().collect::<Vec<_>>())
+            .map(|m| {
+                (
+                    format!("/{}/{}", m.parent_service().full_name(), m.name()),
+                    m,
+                )
+            })
+            .collect();
         if self.reflection {
-            let mut pool = DescriptorPool::new();
-            pool.decode_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)?;
-            for fds in &self.descriptor_sets {
-                pool.decode_file_descriptor_set(fds.clone())?;
-            }
             names.extend(crate::reflection::SERVICE_NAMES.map(String::from));
             for s in crate::reflection::services(pool, names) {
                 router.add(s);
@@ -217,6 +232,7 @@ impl ServerBuilder {
                 shared: Arc::new(Shared {
                     router,
                     limits: self.limits,
+                    descriptors,
                 }),
                 builder: conn,
                 tls: self.tls.map(TlsAcceptor::from),
@@ -359,13 +375,22 @@ impl ConnContext {
     }
 }
 
-/// Picks the protocol for a request. gRPC is the only one so far; anything else is told so.
+/// Picks the protocol for a request: gRPC, gRPC-Web, Connect, or the plain `GET /` answer.
 async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Response<ResponseBody> {
-    if is_grpc_content_type(req.headers()) {
-        return serve_grpc(shared, req).await;
+    match protocol(req.headers()) {
+        Protocol::Framed(env) => serve_grpc(shared, req, env).await,
+        Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
+            crate::connect::serve_unary(shared, req, json).await
+        }
+        _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
+            plain(http::StatusCode::OK, HELLO)
+        }
+        _ => plain(
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
+        ),
     }
-    plain(
-        http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "volley: this port speaks gRPC (content-type: application/grpc)\n",
-    )
 }
+
+/// The body of `GET /`, a short text like the seed's Hyperf hello endpoint (for wrk).
+pub const HELLO: &str = "Hello from volley.\n";

@@ -12,7 +12,19 @@ use http_body::Body;
 use hyper::body::Incoming;
 use prost::Message;
 
-use crate::{Status, codec::FrameDecoder};
+use crate::{Status, codec::FrameDecoder, envelope::Base64Decoder};
+
+/// How request bytes are turned into gRPC frames before decoding.
+#[derive(Default)]
+pub(crate) enum Transform {
+    /// They are gRPC frames already.
+    #[default]
+    None,
+    /// gRPC-Web text: base64.
+    Base64(Base64Decoder),
+    /// Connect streaming with JSON: each message is JSON of this type, re-encoded to protobuf.
+    Json(prost_reflect::MessageDescriptor),
+}
 
 /// Messages of type `T` as the client sends them; ends when the client half-closes.
 ///
@@ -62,15 +74,23 @@ pub(crate) struct RawStreaming {
     body: Incoming,
     decoder: FrameDecoder,
     done: bool,
+    transform: Transform,
 }
 
 impl RawStreaming {
-    pub(crate) fn new(body: Incoming, decoder: FrameDecoder) -> Self {
+    pub(crate) fn new(body: Incoming, decoder: FrameDecoder, transform: Transform) -> Self {
         RawStreaming {
             body,
             decoder,
             done: false,
+            transform,
         }
+    }
+
+    fn fail(&mut self, e: Status) -> Poll<Option<Result<Bytes, Status>>> {
+        self.done = true;
+        self.decoder = FrameDecoder::new(None, 0);
+        Poll::Ready(Some(Err(e)))
     }
 
     pub(crate) fn poll_message(
@@ -79,15 +99,27 @@ impl RawStreaming {
     ) -> Poll<Option<Result<Bytes, Status>>> {
         loop {
             match self.decoder.next_message() {
-                Ok(Some(m)) => return Poll::Ready(Some(Ok(m))),
-                Ok(None) => {}
-                Err(e) => {
-                    self.done = true;
-                    self.decoder = FrameDecoder::new(None, 0);
-                    return Poll::Ready(Some(Err(e)));
+                Ok(Some(m)) => {
+                    return match &self.transform {
+                        Transform::Json(desc) => match crate::connect::json_to_proto(desc, &m) {
+                            Ok(b) => Poll::Ready(Some(Ok(b))),
+                            Err(e) => self.fail(e),
+                        },
+                        _ => Poll::Ready(Some(Ok(m))),
+                    };
                 }
+                Ok(None) => {}
+                Err(e) => return self.fail(e),
             }
             if self.done {
+                if let Transform::Base64(b) = &self.transform {
+                    if !b.is_empty() {
+                        self.transform = Transform::None;
+                        return self.fail(Status::invalid_argument(
+                            "grpc-web-text: the body ended inside a base64 quantum",
+                        ));
+                    }
+                }
                 if self.decoder.is_empty() {
                     return Poll::Ready(None);
                 }
@@ -99,7 +131,13 @@ impl RawStreaming {
             match ready!(Pin::new(&mut self.body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        self.decoder.push(data);
+                        match &mut self.transform {
+                            Transform::Base64(b) => match b.push(&data) {
+                                Ok(decoded) => self.decoder.push(decoded),
+                                Err(e) => return self.fail(e),
+                            },
+                            _ => self.decoder.push(data),
+                        }
                     }
                 }
                 Some(Err(e)) => {

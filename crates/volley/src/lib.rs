@@ -13,7 +13,7 @@ use cli::{Cli, Command};
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Bench(args) => bench::run(*args),
     }
 }

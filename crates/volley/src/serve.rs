@@ -13,10 +13,12 @@ use crate::cli::ServeArgs;
 
 /// Runs the server until a signal, then drains and returns.
 pub fn run(args: ServeArgs) -> Result<()> {
-    let listener =
-        StdListener::bind(args.addr).with_context(|| format!("cannot listen on {}", args.addr))?;
-    listener.set_nonblocking(true)?;
-    let local = listener.local_addr()?;
+    let mut listeners = Vec::new();
+    for addr in std::iter::once(args.addr).chain(args.http_addr) {
+        let l = StdListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+        l.set_nonblocking(true)?;
+        listeners.push(l);
+    }
 
     let mut builder = builtin(args.delay)
         .send_compressed(args.compress)
@@ -51,14 +53,27 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let mut workers = Vec::new();
     for i in 1..threads {
         let (server, rx) = (server.clone(), stop_rx.clone());
-        let l = listener.try_clone()?;
+        let l = listeners
+            .iter()
+            .map(StdListener::try_clone)
+            .collect::<Result<Vec<_>, _>>()?;
         workers.push(
             thread::Builder::new()
                 .name(format!("volley-serve-{i}"))
                 .spawn(move || serve_on_this_thread(&server, l, rx))?,
         );
     }
-    info!("listening on {local} (gRPC, {mode}, {threads} thread(s))");
+    for (i, l) in listeners.iter().enumerate() {
+        let what = if i == 0 {
+            "gRPC, gRPC-Web, Connect"
+        } else {
+            "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /"
+        };
+        info!(
+            "listening on {} ({what}; {mode}, {threads} thread(s))",
+            l.local_addr()?
+        );
+    }
     let signals = async move {
         let which = wait_for_signal().await;
         info!("received {which}, draining");
@@ -69,7 +84,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .build()?;
     rt.block_on(async {
         tokio::spawn(signals);
-        serve_async(&server, listener, stop_rx).await
+        serve_async(&server, listeners, stop_rx).await
     })?;
     for w in workers {
         w.join()
@@ -118,7 +133,7 @@ pub fn start_embedded() -> Result<(std::net::SocketAddr, Embedded)> {
     let thread = thread::Builder::new()
         .name("volley-embedded".into())
         .spawn(move || {
-            let _ = serve_on_this_thread(&server, listener, rx);
+            let _ = serve_on_this_thread(&server, vec![listener], rx);
         })?;
     Ok((
         addr,
@@ -131,25 +146,31 @@ pub fn start_embedded() -> Result<(std::net::SocketAddr, Embedded)> {
 
 fn serve_on_this_thread(
     server: &Server,
-    l: StdListener,
+    listeners: Vec<StdListener>,
     stop: watch::Receiver<bool>,
 ) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(serve_async(server, l, stop))
+        .block_on(serve_async(server, listeners, stop))
 }
 
 async fn serve_async(
     server: &Server,
-    l: StdListener,
-    mut stop: watch::Receiver<bool>,
+    listeners: Vec<StdListener>,
+    stop: watch::Receiver<bool>,
 ) -> Result<()> {
-    let listener = tokio::net::TcpListener::from_std(l)?;
-    let stopped = async move {
-        let _ = stop.wait_for(|s| *s).await;
-    };
-    server.serve(listener, stopped).await?;
+    let mut running = Vec::new();
+    for l in listeners {
+        let listener = tokio::net::TcpListener::from_std(l)?;
+        let mut stop = stop.clone();
+        running.push(server.serve(listener, async move {
+            let _ = stop.wait_for(|s| *s).await;
+        }));
+    }
+    for r in futures_util::future::join_all(running).await {
+        r?;
+    }
     Ok(())
 }
 

@@ -25,7 +25,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve the built-in services (api.Users, helloworld.Greeter, grpc.hi, orders.OrderService,
     /// health, reflection) on one port.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Load-test a gRPC method: a drop-in for ghz (same flags, same reports), many times lighter.
     /// With no host, benches the built-in services in-process.
     #[command(version, disable_version_flag = true)]
@@ -38,6 +38,11 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the log line says which).
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub addr: SocketAddr,
+
+    /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
+    /// gRPC on 9503).
+    #[arg(long, value_name = "ADDR")]
+    pub http_addr: Option<SocketAddr>,
 
     /// Make every handler wait this long before replying (e.g. 200ms), for sleeping-server experiments.
     #[arg(long, value_parser = parse_duration, default_value = "0")]

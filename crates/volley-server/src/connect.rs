@@ -1,0 +1,270 @@
+//! The Connect protocol: unary calls as plain POSTs (`application/proto` or `application/json`,
+//! errors as JSON with an HTTP status), streaming calls as `application/connect+proto|json`
+//! envelopes. JSON is transcoded with the method's descriptors; the handler is the same one gRPC
+//! calls.
+
+use std::{sync::Arc, time::Duration};
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, HeaderValue, StatusCode, header::CONTENT_TYPE};
+use http_body::Body;
+use hyper::body::Incoming;
+use prost::Message;
+use prost_reflect::{DynamicMessage, MessageDescriptor};
+use tokio::time::Instant;
+
+use crate::{
+    Code, Request, ResponseBody, Status,
+    call::{HttpResponse, within},
+    codec::HEADER_LEN,
+    compression::Encoding,
+    server::Shared,
+    service::Handler,
+};
+
+/// Connect's name for a code.
+pub fn code_name(c: Code) -> &'static str {
+    match c {
+        Code::Ok => "ok",
+        Code::Cancelled => "canceled",
+        Code::Unknown => "unknown",
+        Code::InvalidArgument => "invalid_argument",
+        Code::DeadlineExceeded => "deadline_exceeded",
+        Code::NotFound => "not_found",
+        Code::AlreadyExists => "already_exists",
+        Code::PermissionDenied => "permission_denied",
+        Code::ResourceExhausted => "resource_exhausted",
+        Code::FailedPrecondition => "failed_precondition",
+        Code::Aborted => "aborted",
+        Code::OutOfRange => "out_of_range",
+        Code::Unimplemented => "unimplemented",
+        Code::Internal => "internal",
+        Code::Unavailable => "unavailable",
+        Code::DataLoss => "data_loss",
+        Code::Unauthenticated => "unauthenticated",
+    }
+}
+
+/// The HTTP status Connect sends for a code.
+pub fn http_status(c: Code) -> StatusCode {
+    let s = match c {
+        Code::Ok => 200,
+        Code::Cancelled => 499,
+        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => 400,
+        Code::DeadlineExceeded => 504,
+        Code::NotFound => 404,
+        Code::AlreadyExists | Code::Aborted => 409,
+        Code::PermissionDenied => 403,
+        Code::ResourceExhausted => 429,
+        Code::Unimplemented => 501,
+        Code::Unavailable => 503,
+        Code::Unauthenticated => 401,
+        Code::Unknown | Code::Internal | Code::DataLoss => 500,
+    };
+    StatusCode::from_u16(s).expect("valid status")
+}
+
+/// `{"code": "...", "message": "..."}`.
+pub fn error_json(s: &Status) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("code".into(), code_name(s.code()).into());
+    if !s.message().is_empty() {
+        m.insert("message".into(), s.message().into());
+    }
+    m.into()
+}
+
+/// A unary Connect error response (HTTP status from the code, or `status` when given).
+pub(crate) fn error_response(s: &Status, status: Option<StatusCode>) -> HttpResponse {
+    let body = http_body_util::Full::new(Bytes::from(error_json(s).to_string()));
+    let mut resp = http::Response::new(ResponseBody::other(body));
+    *resp.status_mut() = status.unwrap_or_else(|| http_status(s.code()));
+    let h = resp.headers_mut();
+    for (k, v) in s.metadata() {
+        h.append(k.clone(), v.clone());
+    }
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// `Connect-Timeout-Ms`: up to ten digits of milliseconds.
+pub(crate) fn timeout(headers: &HeaderMap) -> Result<Option<Instant>, Status> {
+    let Some(v) = headers.get("connect-timeout-ms") else {
+        return Ok(None);
+    };
+    let ms = std::str::from_utf8(v.as_bytes())
+        .ok()
+        .filter(|s| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| Status::invalid_argument(format!("invalid connect-timeout-ms {v:?}")))?;
+    Ok(Some(Instant::now() + Duration::from_millis(ms)))
+}
+
+/// Reads a whole body, refusing more than `max` bytes.
+pub(crate) async fn read_limited(
+    mut body: Incoming,
+    max: usize,
+) -> Result<Bytes, (Status, Option<StatusCode>)> {
+    let mut buf = BytesMut::new();
+    while let Some(frame) =
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+    {
+        let frame =
+            frame.map_err(|e| (Status::cancelled(format!("reading the request: {e}")), None))?;
+        if let Ok(d) = frame.into_data() {
+            if buf.len() + d.len() > max {
+                return Err((
+                    Status::resource_exhausted(format!(
+                        "request body larger than max ({max} bytes)"
+                    )),
+                    Some(StatusCode::PAYLOAD_TOO_LARGE),
+                ));
+            }
+            buf.extend_from_slice(&d);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// JSON to protobuf bytes for `desc`; the error names the field.
+pub(crate) fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Status> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let msg = DynamicMessage::deserialize(desc.clone(), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| Status::invalid_argument(format!("invalid {} JSON: {e}", desc.full_name())))?;
+    Ok(msg.encode_to_vec().into())
+}
+
+/// Protobuf bytes to JSON for `desc`.
+pub(crate) fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
+    let msg = DynamicMessage::decode(desc.clone(), bytes)
+        .map_err(|e| Status::internal(format!("reply is not a {}: {e}", desc.full_name())))?;
+    serde_json::to_vec(&msg)
+        .map(Bytes::from)
+        .map_err(|e| Status::internal(format!("cannot write JSON: {e}")))
+}
+
+/// Serves a Connect unary call.
+pub(crate) async fn serve_unary(
+    shared: Arc<Shared>,
+    req: http::Request<Incoming>,
+    json: bool,
+) -> HttpResponse {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path();
+    let Some(handler) = shared.router.get(path) else {
+        return error_response(&shared.router.not_found(path), Some(StatusCode::NOT_FOUND));
+    };
+    let Handler::Unary(h) = handler else {
+        return error_response(
+            &Status::unimplemented(format!(
+                "{path} is a streaming method: use application/connect+proto or +json"
+            )),
+            Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        );
+    };
+    let method = shared.descriptors.get(path);
+    if json && method.is_none() {
+        return error_response(
+            &Status::unimplemented(format!("no schema registered for {path}: JSON needs one")),
+            Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        );
+    }
+    let deadline = match timeout(&parts.headers) {
+        Ok(d) => d,
+        Err(s) => return error_response(&s, None),
+    };
+    let limit = shared.limits.max_recv;
+    let call = async {
+        let mut raw = read_limited(body, limit).await.map_err(|(s, _)| s)?;
+        match parts
+            .headers
+            .get("content-encoding")
+            .map(HeaderValue::as_bytes)
+        {
+            None | Some(b"identity") => {}
+            Some(b"gzip") => raw = Encoding::Gzip.decompress(&raw, limit)?,
+            Some(other) => {
+                return Err(Status::unimplemented(format!(
+                    "unsupported content-encoding {:?}",
+                    String::from_utf8_lossy(other)
+                )));
+            }
+        }
+        if let (true, Some(m)) = (json, method) {
+            raw = json_to_proto(&m.input(), &raw)?;
+        }
+        h(Request::from_parts(parts.headers.clone(), deadline, raw)).await
+    };
+    let result = within(deadline, call).await;
+    let resp = match result {
+        Ok(r) => r,
+        Err(s) => {
+            let too_big =
+                s.code() == Code::ResourceExhausted && s.message().starts_with("request body");
+            return error_response(&s, too_big.then_some(StatusCode::PAYLOAD_TOO_LARGE));
+        }
+    };
+    let (metadata, frame, trailers) = resp.into_parts();
+    let mut payload = frame.slice(HEADER_LEN..);
+    if let (true, Some(m)) = (json, method) {
+        payload = match proto_to_json(&m.output(), &payload) {
+            Ok(p) => p,
+            Err(s) => return error_response(&s, None),
+        };
+    }
+    let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(payload)));
+    let h = resp.headers_mut();
+    *h = metadata;
+    for (k, v) in &trailers {
+        if let Ok(name) = http::HeaderName::from_bytes(format!("trailer-{}", k.as_str()).as_bytes())
+        {
+            h.append(name, v.clone());
+        }
+    }
+    h.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(if json {
+            "application/json"
+        } else {
+            "application/proto"
+        }),
+    );
+    resp
+}
+
+/// For Connect streaming with JSON: the output type to re-encode replies with.
+pub(crate) fn stream_output(shared: &Shared, path: &str) -> Option<MessageDescriptor> {
+    shared.descriptors.get(path).map(|m| m.output())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_statuses() {
+        assert_eq!(code_name(Code::Cancelled), "canceled");
+        assert_eq!(http_status(Code::InvalidArgument), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            http_status(Code::Unimplemented),
+            StatusCode::NOT_IMPLEMENTED
+        );
+        assert_eq!(
+            http_status(Code::ResourceExhausted),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        let j = error_json(&Status::not_found("x"));
+        assert_eq!(j, serde_json::json!({"code": "not_found", "message": "x"}));
+    }
+
+    #[test]
+    fn timeouts() {
+        let mut h = HeaderMap::new();
+        assert!(timeout(&h).unwrap().is_none());
+        h.insert("connect-timeout-ms", "250".parse().unwrap());
+        assert!(timeout(&h).unwrap().is_some());
+        h.insert("connect-timeout-ms", "12345678901".parse().unwrap());
+        assert!(timeout(&h).is_err());
+    }
+}
