@@ -13,7 +13,7 @@ use std::{
 };
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
-use volley_client::{CallHead, Connection, Endpoint};
+use volley_client::{CallHead, Connection, Endpoint, http1::Http1Connection};
 use volley_server::Status;
 
 use crate::{
@@ -21,7 +21,7 @@ use crate::{
     payload::{Payload, now_unix_nanos},
     recorder::Recorder,
     schedule::{Pacer, Ramp, Shape},
-    streaming::{self, CallKind},
+    streaming::{self, CallKind, Conn},
 };
 
 /// What to call.
@@ -36,6 +36,8 @@ pub struct Target {
     pub payload: Payload,
     /// Prefix of `{{.WorkerID}}` (`name:` when the run has a name).
     pub worker_prefix: String,
+    /// For plain HTTP load: the request.
+    pub http: Option<crate::http::HttpTarget>,
 }
 
 /// A run's raw results.
@@ -223,8 +225,16 @@ fn thread_main(
     let local = LocalSet::new();
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
+        let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
         for &c in my_conns {
-            match Connection::connect(&target.endpoint).await {
+            let dialled = if h1 {
+                Http1Connection::connect(&target.endpoint)
+                    .await
+                    .map(|c| Conn::H1(Rc::new(c)))
+            } else {
+                Connection::connect(&target.endpoint).await.map(Conn::H2)
+            };
+            match dialled {
                 Ok(conn) => out.push((c, conn)),
                 Err(e) => {
                     shared.fail(BenchError::Connect(e.to_string()));
@@ -312,7 +322,7 @@ fn start_time(ramp: &Ramp, w: usize) -> Option<Duration> {
     (ramp.value_at(at) > w as f64).then_some(at)
 }
 
-async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection) {
+async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
     let opts = &ctx.opts;
     let shared = &ctx.shared;
     let Some(begin) = start_time(&opts.concurrency, w) else {
@@ -393,7 +403,7 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Connection)
 /// Makes and records call `i`. Returns false when the end of `-z` cut it off (not recorded).
 async fn one_call(
     ctx: &ThreadCtx,
-    conn: &Connection,
+    conn: &Conn,
     i: u64,
     worker_id: &str,
     intended: Option<Instant>,
@@ -426,23 +436,26 @@ async fn one_call(
     let latency = done - intended.unwrap_or(sent);
     let service = done - sent;
     let wall = ctx.start_unix_nano + (sent - ctx.start).as_nanos() as i64;
-    ctx.recorder.borrow_mut().record(
+    let mut rec = ctx.recorder.borrow_mut();
+    rec.record(
         i,
         wall,
         latency.as_nanos() as u64,
         service.as_nanos() as u64,
         result.as_ref().map(|_| ()),
     );
+    rec.note_done((done - ctx.start).as_secs(), *result.as_ref().unwrap_or(&0));
+    drop(rec);
     if let Some(p) = &opts.progress {
         p.fetch_add(1, Ordering::Relaxed);
     }
     true
 }
 
-async fn with_timeout(
+async fn with_timeout<T>(
     t: Duration,
-    call: impl std::future::Future<Output = Result<(), Status>>,
-) -> Result<(), Status> {
+    call: impl std::future::Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
     tokio::time::timeout(t, call)
         .await
         .unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))

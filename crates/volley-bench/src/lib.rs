@@ -7,6 +7,7 @@
 
 pub mod engine;
 pub mod format;
+pub mod http;
 pub mod options;
 pub mod payload;
 pub mod recorder;

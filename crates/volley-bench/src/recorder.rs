@@ -61,6 +61,10 @@ pub struct Recorder {
     pub first_message: Histogram<u64>,
     /// Per-message round trip on streams where replies match requests in order.
     pub message_latency: Histogram<u64>,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Calls finished in each second of the run, one row per thread (wrk's Req/Sec samples).
+    pub timelines: Vec<Vec<u64>>,
 }
 
 impl Recorder {
@@ -83,7 +87,28 @@ impl Recorder {
             messages_received: 0,
             first_message: histogram(),
             message_latency: histogram(),
+            bytes: 0,
+            timelines: vec![Vec::new()],
         }
+    }
+
+    /// Notes a finished call in second `second` of the run, with the bytes it received.
+    pub fn note_done(&mut self, second: u64, bytes: usize) {
+        self.bytes += bytes as u64;
+        let row = &mut self.timelines[0];
+        let s = second as usize;
+        if row.len() <= s {
+            row.resize(s + 1, 0);
+        }
+        row[s] += 1;
+    }
+
+    /// Calls finished per second of the run, all threads together.
+    pub fn timeline(&self) -> Vec<u64> {
+        let len = self.timelines.iter().map(Vec::len).max().unwrap_or(0);
+        (0..len)
+            .map(|i| self.timelines.iter().filter_map(|t| t.get(i)).sum())
+            .collect()
     }
 
     /// Records call number `i`: `latency_ns` from the intended send time, `service_ns` from the
@@ -151,6 +176,8 @@ impl Recorder {
         self.details.extend(other.details.into_iter().take(room));
         self.messages_sent += other.messages_sent;
         self.messages_received += other.messages_received;
+        self.bytes += other.bytes;
+        self.timelines.extend(other.timelines);
     }
 
     /// Status counts, in code order, non-zero only.

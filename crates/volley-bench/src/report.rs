@@ -216,6 +216,13 @@ pub struct Extras {
     /// Streaming figures, when the method streams.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingFigures>,
+    /// Bytes received (message frames for gRPC; headers and body for HTTP).
+    pub bytes_received: u64,
+    /// Calls finished in each second of the run.
+    pub timeline: Vec<u64>,
+    /// The same per thread (wrk's Req/Sec samples); not serialized.
+    #[serde(skip)]
+    pub thread_timelines: Vec<Vec<u64>>,
 }
 
 /// Per-message figures of streaming calls.
@@ -412,6 +419,9 @@ impl Report {
                 rate_not_kept: out.rate_not_kept,
                 generator_saturated: out.generator_saturated,
                 streaming,
+                bytes_received: r.bytes,
+                timeline: r.timeline(),
+                thread_timelines: r.timelines.clone(),
             },
             latency_histogram: has.then(|| r.latency.clone()),
         }

@@ -25,6 +25,8 @@ pub enum CallKind {
     ClientStreaming,
     /// Streams both ways.
     Bidi,
+    /// A plain HTTP request (`volley bench http://...`).
+    Http,
 }
 
 impl CallKind {
@@ -39,24 +41,37 @@ impl CallKind {
     }
 }
 
-/// Makes call number `i`.
+/// A connection of either HTTP version.
+#[derive(Clone)]
+pub enum Conn {
+    /// HTTP/2: gRPC, or HTTP load with `--http2`.
+    H2(Connection),
+    /// HTTP/1.1: plain HTTP load, one request in flight.
+    H1(std::rc::Rc<volley_client::http1::Http1Connection>),
+}
+
+/// Makes call number `i`; returns the bytes received.
 pub async fn call(
     target: &Target,
     opts: &RunOptions,
-    conn: &Connection,
+    conn: &Conn,
     i: u64,
     worker_id: &str,
     rec: &RefCell<Recorder>,
-) -> Result<(), Status> {
-    match target.kind {
-        CallKind::Unary => {
+) -> Result<usize, Status> {
+    match (target.kind, conn) {
+        (CallKind::Http, _) => crate::http::call(target, conn).await,
+        (CallKind::Unary, Conn::H2(c)) => {
             let body = target
                 .payload
                 .message(i, worker_id)
                 .map_err(Status::internal)?;
-            unary(conn.sender(), &target.head, body).await.map(|_| ())
+            unary(c.sender(), &target.head, body).await.map(|r| r.bytes)
         }
-        _ => stream_call(target, opts, conn, i, worker_id, rec).await,
+        (_, Conn::H2(c)) => stream_call(target, opts, c, i, worker_id, rec)
+            .await
+            .map(|()| 0),
+        (_, Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
     }
 }
 

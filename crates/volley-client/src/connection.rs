@@ -80,33 +80,29 @@ impl Connection {
     }
 }
 
-async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
+/// A dialled byte stream (TCP or Unix socket, maybe TLS); boxed once per connection.
+pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// Opens the byte stream to `ep`: connect, then TLS when configured.
+pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn Io>, ConnectError> {
     let target = ep.target.to_string();
     let io_err = |source| ConnectError::Io {
         target: target.clone(),
         source,
     };
-    match &ep.target {
+    let io: Box<dyn Io> = match &ep.target {
         Target::Tcp(hostport) => {
             let tcp = TcpStream::connect(hostport.as_str())
                 .await
                 .map_err(io_err)?;
             let _ = tcp.set_nodelay(true);
-            secure(ep, tcp).await
+            Box::new(tcp)
         }
-        Target::Unix(path) => {
-            let s = UnixStream::connect(path).await.map_err(io_err)?;
-            secure(ep, s).await
-        }
-    }
-}
-
-async fn secure<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
+        Target::Unix(path) => Box::new(UnixStream::connect(path).await.map_err(io_err)?),
+    };
     let Some(cfg) = &ep.tls else {
-        return handshake(ep, io).await;
+        return Ok(io);
     };
     let connector = tokio_rustls::TlsConnector::from(cfg.clone());
     let tls = connector
@@ -116,7 +112,12 @@ where
             target: ep.target.to_string(),
             detail: explain_tls(&e),
         })?;
-    handshake(ep, tls).await
+    Ok(Box::new(tls))
+}
+
+async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
+    let io = dial_io(ep).await?;
+    handshake(ep, io).await
 }
 
 /// Says which side refused a TLS handshake.
@@ -147,10 +148,7 @@ fn plaintext_hint(ep: &Endpoint, e: &h2::Error) -> String {
     }
 }
 
-async fn handshake<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
+async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, ConnectError> {
     let (send, mut conn) = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)

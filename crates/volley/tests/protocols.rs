@@ -299,3 +299,83 @@ fn wrk_loads_get_root_and_http_addr_listens_too() {
         assert!(rps > 100.0, "{out}");
     }
 }
+
+/// Blanks numbers (and unit suffixes glued to them) so two reports can be compared by layout.
+fn layout(s: &str) -> Vec<String> {
+    s.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| {
+                    if w.starts_with(|c: char| c.is_ascii_digit()) {
+                        "N"
+                    } else if w.starts_with("http://") {
+                        "URL"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn http_load_with_volley_bench_reads_like_wrk() {
+    let p = serve(&[]);
+    let url = format!("http://{}/", p.addr());
+    let wrk = ok_stdout(
+        Command::new(tool("wrk"))
+            .args(["--threads=2", "--connections=10", "--duration=1s"])
+            .arg(&url),
+    );
+    let ours = ok_stdout(
+        Command::new(bin())
+            .args(["bench", "-c", "10", "--cpus", "2", "-z", "1s", "-O", "wrk"])
+            .arg(&url),
+    );
+    assert_eq!(layout(&wrk), layout(&ours), "wrk:\n{wrk}\nvolley:\n{ours}");
+    assert!(ours.contains("  2 threads and 10 connections"), "{ours}");
+
+    // The same engine, ghz's report, HTTP/2, a Connect call with a body and a header.
+    let addr = p.addr().to_string();
+    let json = ok_stdout(
+        Command::new(bin())
+            .args([
+                "bench",
+                "--http2",
+                "-c",
+                "10",
+                "-n",
+                "500",
+                "-H",
+                "content-type: application/json",
+                "-d",
+                r#"{"id": 228}"#,
+                "-O",
+                "json",
+            ])
+            .arg(format!("http://{addr}/api.Users/Get")),
+    );
+    let r: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["statusCodeDistribution"]["OK"], 500);
+    assert!(r["volley"]["bytesReceived"].as_u64().unwrap() >= 500 * 70);
+
+    // A path that answers 415 counts as errors, as wrk's "Non-2xx" line.
+    let out = ok_stdout(
+        Command::new(bin())
+            .args([
+                "bench", "-c", "2", "-n", "20", "--method", "POST", "-O", "wrk",
+            ])
+            .arg(format!("http://{addr}/nope")),
+    );
+    assert!(out.contains("Non-2xx or 3xx responses: 20"), "{out}");
+
+    // -O wrk needs an HTTP target.
+    let out = Command::new(bin())
+        .args(["bench", "--call", "a.B/C", "-O", "wrk", &addr])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-O wrk is for HTTP targets"));
+}

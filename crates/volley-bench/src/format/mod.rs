@@ -7,6 +7,7 @@ mod influx;
 mod json;
 mod prometheus;
 mod summary;
+mod wrk;
 
 use std::io::{self, Write};
 
@@ -31,6 +32,8 @@ pub enum Format {
     InfluxDetails,
     /// Prometheus text exposition.
     Prometheus,
+    /// wrk's layout (HTTP targets).
+    Wrk,
 }
 
 impl Format {
@@ -45,9 +48,10 @@ impl Format {
             "influx-summary" => Format::InfluxSummary,
             "influx-details" => Format::InfluxDetails,
             "prometheus" => Format::Prometheus,
+            "wrk" => Format::Wrk,
             _ => {
                 return Err(format!(
-                    "invalid format {s:?}: expected summary, csv, json, pretty, html, influx-summary, influx-details or prometheus"
+                    "invalid format {s:?}: expected summary, csv, json, pretty, html, influx-summary, influx-details, prometheus or wrk"
                 ));
             }
         })
@@ -73,6 +77,7 @@ pub fn write(w: &mut impl Write, format: Format, report: &Report) -> io::Result<
         Format::InfluxSummary => influx::write_summary(w, report),
         Format::InfluxDetails => influx::write_details(w, report),
         Format::Prometheus => prometheus::write(w, report),
+        Format::Wrk => wrk::write(w, report),
     }
 }
 

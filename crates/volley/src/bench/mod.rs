@@ -55,6 +55,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
         None
     };
     let host = plan.host.clone().unwrap_or_default();
+    if plan.http_mode {
+        drop(setup);
+        return run_http(plan, &host);
+    }
     let endpoint = endpoint(&plan, &host)?;
     let pool = setup.block_on(schema(&plan, &endpoint))?;
     let method = resolve_call(&pool, &plan.call)?;
@@ -91,9 +95,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
         } else {
             format!("{}:", plan.run.name)
         },
+        http: None,
     });
     drop(setup);
 
+    execute(plan, target, &host)
+}
+
+/// Runs the engine and writes the report.
+fn execute(mut plan: Plan, target: Arc<Target>, host: &str) -> Result<()> {
     let control = Arc::new(Control::default());
     let progress = std::io::stderr()
         .is_terminal()
@@ -115,7 +125,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "volley: note: the rate asked was not kept (calls were sent late); latency is measured from the intended send times"
         );
     }
-    let report = Report::new(outcome, report_options(&plan, &host), plan.tags.clone());
+    let report = Report::new(outcome, report_options(&plan, host), plan.tags.clone());
     let mut out: Box<dyn Write> = match &plan.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot write -o {}", p.display()))?,
@@ -125,6 +135,92 @@ pub fn run(args: BenchArgs) -> Result<()> {
     volley_bench::format::write(&mut out, plan.format, &report)?;
     out.flush()?;
     Ok(())
+}
+
+/// `volley bench http(s)://host:port/path`: plain HTTP load with the same engine and reports.
+fn run_http(plan: Plan, url: &str) -> Result<()> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| anyhow!("invalid URL {url:?}: {e}"))?;
+    let https = uri.scheme_str() == Some("https");
+    let host = uri
+        .host()
+        .ok_or_else(|| anyhow!("invalid URL {url:?}: no host"))?;
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let hostport = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut ep =
+        Endpoint::new(Addr::parse(&hostport).map_err(|e| anyhow!(e))?).map_err(|e| anyhow!(e))?;
+    if https {
+        let mut cfg = (*client_config(&TlsOptions {
+            ca: plan.cacert.clone(),
+            cert: plan.cert.clone(),
+            key: plan.key.clone(),
+            skip_verify: plan.skip_tls,
+        })?)
+        .clone();
+        cfg.alpn_protocols = vec![if plan.http2 {
+            b"h2".to_vec()
+        } else {
+            b"http/1.1".to_vec()
+        }];
+        ep = ep.tls(Arc::new(cfg));
+    }
+    ep.authority = uri.authority().map(|a| a.to_string()).unwrap_or(hostport);
+    ep.connect_timeout = plan.connect_timeout;
+    let body = match &plan.data {
+        DataSource::Json(t) => bytes::Bytes::from(t.clone()),
+        DataSource::Binary(b) => bytes::Bytes::from(b.clone()),
+        DataSource::Empty => bytes::Bytes::new(),
+    };
+    let method = match &plan.method {
+        Some(m) => http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+            .map_err(|_| anyhow!("--method: invalid method {m:?}"))?,
+        None if body.is_empty() => http::Method::GET,
+        None => http::Method::POST,
+    };
+    let mut headers = http::HeaderMap::new();
+    for h in &plan.headers {
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| anyhow!("-H {h:?}: expected 'Name: value'"))?;
+        headers.append(
+            HeaderName::from_bytes(k.trim().as_bytes())
+                .map_err(|_| anyhow!("-H {h:?}: invalid header name"))?,
+            HeaderValue::from_str(v.trim())
+                .map_err(|_| anyhow!("-H {h:?}: invalid header value"))?,
+        );
+    }
+    if !plan.http2 && !headers.contains_key(http::header::HOST) {
+        headers.insert(http::header::HOST, HeaderValue::from_str(&ep.authority)?);
+    }
+    let head = CallHead::new(
+        if https { "https" } else { "http" },
+        &ep.authority,
+        "/",
+        &[],
+        None,
+        false,
+    )
+    .map_err(|e| anyhow!(e))?;
+    let target = Arc::new(Target {
+        endpoint: ep,
+        head,
+        kind: CallKind::Http,
+        payload: Payload::from_messages(&[], false),
+        worker_prefix: String::new(),
+        http: Some(volley_bench::http::HttpTarget {
+            method,
+            uri,
+            headers,
+            body,
+            http2: plan.http2,
+        }),
+    });
+    execute(plan, target, url)
 }
 
 fn endpoint(plan: &Plan, host: &str) -> Result<Endpoint> {

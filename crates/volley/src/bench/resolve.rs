@@ -80,6 +80,14 @@ pub struct Plan {
     pub tags: Option<Value>,
     /// `--disable-template-data`.
     pub no_templates: bool,
+    /// HTTP load: the URL was http(s)://.
+    pub http_mode: bool,
+    /// HTTP load: `-H` headers.
+    pub headers: Vec<String>,
+    /// HTTP load: `--method`.
+    pub method: Option<String>,
+    /// HTTP load: `--http2`.
+    pub http2: bool,
     /// The raw numbers for the report's `options` block.
     pub raw: Raw,
 }
@@ -298,10 +306,15 @@ fn clean(p: &str) -> String {
 /// Checks and resolves the arguments.
 pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     let m = Merge { cfg };
-    let call = m
-        .string(&a.call, "call")?
-        .ok_or_else(|| anyhow!("--call is required (package.Service/Method)"))?;
     let host = m.string(&a.host, "host")?;
+    let http_mode = host
+        .as_deref()
+        .is_some_and(|h| h.starts_with("http://") || h.starts_with("https://"));
+    let call = match m.string(&a.call, "call")? {
+        Some(c) => c,
+        None if http_mode => String::new(),
+        None => bail!("--call is required (package.Service/Method)"),
+    };
 
     let proto = m.path(&a.proto, "proto")?;
     let protoset = m.path(&a.protoset, "protoset")?;
@@ -346,7 +359,14 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
         bail!("--cert and --key go together");
     }
 
-    let c = m.u64(a.concurrency, "concurrency")?.unwrap_or(50);
+    let http1 = http_mode && !a.http2;
+    let given_connections = m.u64(a.connections, "connections")?;
+    // HTTP/1.1 holds one request per connection, so there (as in wrk) connections are workers.
+    let c = match (m.u64(a.concurrency, "concurrency")?, given_connections) {
+        (Some(c), _) => c,
+        (None, Some(n)) if http1 => n,
+        (None, _) => 50,
+    };
     if c == 0 {
         bail!("-c must be at least 1");
     }
@@ -360,7 +380,11 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     if n == 0 && duration.is_none() {
         bail!("-n must be at least 1 (or give -z)");
     }
-    let connections = m.u64(a.connections, "connections")?.unwrap_or(1);
+    let connections = if http1 {
+        c
+    } else {
+        given_connections.unwrap_or(1)
+    };
     if connections == 0 {
         bail!("--connections must be at least 1");
     }
@@ -473,6 +497,9 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
         None => Format::Summary,
         Some(f) => Format::parse(&f).map_err(|e| anyhow!("-O: {e}"))?,
     };
+    if format == Format::Wrk && !http_mode {
+        bail!("-O wrk is for HTTP targets (http://...)");
+    }
     let output = m.path(&a.output, "output")?;
     let tags = match m.json_text(&a.tags, "tags") {
         None => None,
@@ -564,6 +591,10 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
         output,
         tags,
         no_templates: m.flag(a.disable_template_data, "disable-template-data")?,
+        http_mode,
+        headers: a.header.clone(),
+        method: a.method.clone(),
+        http2: a.http2,
         raw: Raw {
             total: if duration.is_some() { 0 } else { n },
             concurrency: c,

@@ -190,6 +190,16 @@ pub struct BenchArgs {
     #[arg(short = 'e', long = "enable-compression", action = ArgAction::SetTrue)]
     pub enable_compression: bool,
 
+    /// HTTP load: a request header, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header")]
+    pub header: Vec<String>,
+    /// HTTP load: the request method [default: GET, or POST with -d].
+    #[arg(long)]
+    pub method: Option<String>,
+    /// HTTP load: speak HTTP/2 (prior knowledge on http://, ALPN on https://) instead of HTTP/1.1.
+    #[arg(long)]
+    pub http2: bool,
+
     /// A name for the run, carried into reports and {{.WorkerID}}.
     #[arg(long)]
     pub name: Option<String>,

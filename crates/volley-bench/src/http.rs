@@ -1,0 +1,86 @@
+//! Plain HTTP load (`volley bench http://host:port/path`): one prepared request, sent over
+//! HTTP/1.1 (one in flight per connection, as wrk) or HTTP/2 (multiplexed).
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Uri};
+use http_body_util::Full;
+use volley_server::{Code, Status};
+
+use crate::{engine::Target, streaming::Conn};
+
+/// The request of an HTTP run.
+#[derive(Clone, Debug)]
+pub struct HttpTarget {
+    /// GET, POST, ...
+    pub method: Method,
+    /// The full URL.
+    pub uri: Uri,
+    /// Extra headers (`-H`).
+    pub headers: HeaderMap,
+    /// The body (`-d`).
+    pub body: Bytes,
+    /// Speak HTTP/2 (prior knowledge on http://, ALPN on https://).
+    pub http2: bool,
+}
+
+fn status_of(code: u16) -> Result<(), Status> {
+    if (200..400).contains(&code) {
+        return Ok(());
+    }
+    let grpc = match code {
+        400 => Code::Internal,
+        401 => Code::Unauthenticated,
+        403 => Code::PermissionDenied,
+        404 => Code::Unimplemented,
+        429 | 502..=504 => Code::Unavailable,
+        _ => Code::Unknown,
+    };
+    Err(Status::new(grpc, format!("HTTP status {code}")))
+}
+
+/// Sends the request once.
+pub async fn call(target: &Target, conn: &Conn) -> Result<usize, Status> {
+    let t = target.http.as_ref().expect("an HTTP target");
+    let mut req = http::Request::new(());
+    *req.method_mut() = t.method.clone();
+    *req.uri_mut() = t.uri.clone();
+    *req.headers_mut() = t.headers.clone();
+    match conn {
+        Conn::H1(c) => {
+            let (parts, ()) = req.into_parts();
+            let reply = c
+                .send(http::Request::from_parts(parts, Full::new(t.body.clone())))
+                .await
+                .map_err(Status::unavailable)?;
+            status_of(reply.status).map(|()| reply.bytes)
+        }
+        Conn::H2(c) => {
+            let mut send = c
+                .sender()
+                .clone()
+                .ready()
+                .await
+                .map_err(|e| volley_client::call::transport_status(&e))?;
+            let empty = t.body.is_empty();
+            let (resp, mut out) = send
+                .send_request(req, empty)
+                .map_err(|e| volley_client::call::transport_status(&e))?;
+            if !empty {
+                out.send_data(t.body.clone(), true)
+                    .map_err(|e| volley_client::call::transport_status(&e))?;
+            }
+            let resp = resp
+                .await
+                .map_err(|e| volley_client::call::transport_status(&e))?;
+            let code = resp.status().as_u16();
+            let mut body = resp.into_body();
+            let mut bytes = 0;
+            while let Some(chunk) = body.data().await {
+                let chunk = chunk.map_err(|e| volley_client::call::transport_status(&e))?;
+                bytes += chunk.len();
+                let _ = body.flow_control().release_capacity(chunk.len());
+            }
+            status_of(code).map(|()| bytes)
+        }
+    }
+}
