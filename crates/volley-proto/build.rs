@@ -8,6 +8,7 @@ fn main() {
         "grpc/health/v1/health.proto",
         "grpc/reflection/v1/reflection.proto",
         "grpc/reflection/v1alpha/reflection.proto",
+        "google/api/http.proto",
     ];
     for f in &files {
         println!("cargo:rerun-if-changed={}", root.join(f).display());

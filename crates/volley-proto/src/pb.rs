@@ -14,3 +14,8 @@ pub mod health {
 pub mod reflection {
     include!(concat!(env!("OUT_DIR"), "/grpc.reflection.v1.rs"));
 }
+
+/// `google.api` (the HTTP mapping of methods, for REST routes).
+pub mod google_api {
+    include!(concat!(env!("OUT_DIR"), "/google.api.rs"));
+}

@@ -17,6 +17,7 @@ mod envelope;
 pub mod health;
 pub mod reflection;
 mod request;
+pub mod rest;
 mod router;
 mod server;
 mod service;

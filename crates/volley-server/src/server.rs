@@ -51,6 +51,12 @@ pub enum ServeError {
     /// A registered descriptor set did not decode or link.
     #[error("invalid file descriptor set: {0}")]
     Descriptor(#[from] prost_reflect::DescriptorError),
+    /// A REST rule could not be used.
+    #[error("{0}")]
+    Rule(#[from] crate::rest::RuleError),
+    /// A REST rule names a method the schema does not have.
+    #[error("http_rule for unknown method {0}")]
+    UnknownMethod(String),
     /// The listener failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -69,6 +75,8 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Method descriptors by path, for JSON transcoding (from the registered descriptor sets).
     pub(crate) descriptors: HashMap<String, prost_reflect::MethodDescriptor>,
+    /// REST routes (`google.api.http`).
+    pub(crate) rest: Vec<crate::rest::Route>,
 }
 
 /// Configures a [`Server`].
@@ -84,6 +92,7 @@ pub struct ServerBuilder {
     also_plaintext: bool,
     health: bool,
     reflection: bool,
+    http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
 }
 
 impl Default for ServerBuilder {
@@ -103,6 +112,7 @@ impl Default for ServerBuilder {
             also_plaintext: false,
             health: true,
             reflection: true,
+            http_rules: Vec::new(),
         }
     }
 }
@@ -168,6 +178,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a REST route for a method (`package.Service.Method`), as a `google.api.http` rule in
+    /// the method's options would; rules in the registered descriptors are read by themselves.
+    pub fn http_rule(mut self, method: &str, rule: crate::pb::google_api::HttpRule) -> Self {
+        self.http_rules.push((method.to_owned(), rule));
+        self
+    }
+
     /// Serve `grpc.health.v1.Health` (default on).
     pub fn health(mut self, on: bool) -> Self {
         self.health = on;
@@ -201,6 +218,21 @@ impl ServerBuilder {
         for fds in &self.descriptor_sets {
             pool.decode_file_descriptor_set(fds.clone())?;
         }
+        let mut rest = Vec::new();
+        for m in pool
+            .services()
+            .flat_map(|s| s.methods().collect::<Vec<_>>())
+        {
+            rest.extend(crate::rest::Route::from_options(&m)?);
+        }
+        for (name, rule) in &self.http_rules {
+            let (svc, method) = name.rsplit_once('.').unwrap_or((name, ""));
+            let m = pool
+                .get_service_by_name(svc)
+                .and_then(|s| s.methods().find(|m| m.name() == method))
+                .ok_or_else(|| ServeError::UnknownMethod(name.clone()))?;
+            rest.extend(crate::rest::Route::from_rule(&m, rule)?);
+        }
         let descriptors = pool
             .services()
             .flat_map(|s| s.methods().collect::<Vec<_>>())
@@ -233,6 +265,7 @@ impl ServerBuilder {
                     router,
                     limits: self.limits,
                     descriptors,
+                    rest,
                 }),
                 builder: conn,
                 tls: self.tls.map(TlsAcceptor::from),
@@ -377,7 +410,15 @@ impl ConnContext {
 
 /// Picks the protocol for a request: gRPC, gRPC-Web, Connect, or the plain `GET /` answer.
 async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Response<ResponseBody> {
-    match protocol(req.headers()) {
+    let proto = protocol(req.headers());
+    if !matches!(proto, Protocol::Framed(crate::call::Envelope::Grpc)) && !shared.rest.is_empty() {
+        if let Some((route, vars)) = crate::rest::find(&shared.rest, req.method(), req.uri().path())
+        {
+            let route = route.clone();
+            return crate::rest::serve(shared, req, route, vars).await;
+        }
+    }
+    match proto {
         Protocol::Framed(env) => serve_grpc(shared, req, env).await,
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
             crate::connect::serve_unary(shared, req, json).await
@@ -385,6 +426,10 @@ async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Respo
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
             plain(http::StatusCode::OK, HELLO)
         }
+        Protocol::Other if req.method() == http::Method::GET => plain(
+            http::StatusCode::NOT_FOUND,
+            "volley: no route for this path\n",
+        ),
         _ => plain(
             http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",

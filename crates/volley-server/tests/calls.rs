@@ -626,3 +626,60 @@ async fn health_watch_reports_the_drain_and_does_not_hold_it_open() {
         .unwrap();
     assert!(t.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn rest_routes_from_google_api_http_annotations() {
+    // A schema whose method carries a google.api.http option, compiled at run time.
+    let dir = std::env::temp_dir().join(format!("volley-rest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("calc.proto");
+    std::fs::write(
+        &file,
+        r#"syntax = "proto3";
+package test;
+import "google/api/annotations.proto";
+message Num { int64 n = 1; bytes pad = 2; }
+service Calc {
+  rpc Echo(Num) returns (Num) { option (google.api.http) = { get: "/v1/echo/{n}" additional_bindings { post: "/v1/echo" body: "*" } }; }
+  rpc Count(Num) returns (stream Num) { option (google.api.http) = { get: "/v1/count" }; }
+}
+"#,
+    )
+    .unwrap();
+    let proto_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let pool = volley_proto::schema::compile_proto(&file, &[proto_root]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let fds = pool.encode_to_vec();
+    let r = start(move |b| b.file_descriptor_set(fds)).await;
+    let http = |method: &str, path: &str, body: &str| {
+        let (method, path, body) = (method.to_owned(), path.to_owned(), body.to_owned());
+        let addr = r.addr;
+        async move {
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let req = format!(
+                "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            s.write_all(req.as_bytes()).await.unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            let (head, body) = out.split_once("\r\n\r\n").unwrap();
+            let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+            (status, body.to_owned())
+        }
+    };
+    let (status, body) = http("GET", "/v1/echo/42", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#"{"n":"42"}"#), "{body}");
+    let (status, body) = http("POST", "/v1/echo", r#"{"n": "7"}"#).await;
+    assert_eq!(status, 200);
+    assert!(body.contains(r#"{"n":"7"}"#), "{body}");
+    let (status, body) = http("GET", "/v1/count?n=3", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(body.matches("\"result\"").count(), 3, "{body}");
+    let (status, _) = http("GET", "/v1/nowhere", "").await;
+    assert_eq!(status, 404);
+    let (status, body) = http("GET", "/v1/echo/notanumber", "").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("\"code\":3"), "{body}");
+}

@@ -8,6 +8,7 @@ pub mod greeter;
 pub mod hi;
 pub mod orders;
 pub mod pb;
+pub mod rest;
 pub mod users;
 
 use std::time::Duration;

@@ -101,6 +101,9 @@ pub fn builtin(delay: std::time::Duration) -> volley_server::ServerBuilder {
     for s in volley_services::all(Options { delay }) {
         builder = builder.add_service(s);
     }
+    for (method, rule) in volley_services::rest::http_rules() {
+        builder = builder.http_rule(method, rule);
+    }
     builder
 }
 

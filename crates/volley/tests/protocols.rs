@@ -379,3 +379,52 @@ fn http_load_with_volley_bench_reads_like_wrk() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("-O wrk is for HTTP targets"));
 }
+
+#[test]
+fn rest_routes_of_the_built_in_services() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let get = |path: &str| {
+        ok_stdout(
+            Command::new(tool("curl"))
+                .args(["-sS", "-w", "\n%{http_code}"])
+                .arg(format!("http://{addr}{path}")),
+        )
+    };
+    let out = get("/v1/users/228");
+    let (body, code) = out.rsplit_once('\n').unwrap();
+    assert_eq!(code, "200");
+    let rest: Value = serde_json::from_str(body).unwrap();
+    let grpc: Value = serde_json::from_str(&ok_stdout(Command::new(tool("grpcurl")).args([
+        "-plaintext",
+        "-d",
+        r#"{"id": 228}"#,
+        &addr,
+        "api.Users/Get",
+    ])))
+    .unwrap();
+    assert_eq!(rest, grpc);
+
+    let out = get("/v1/users");
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(lines.len(), 10);
+    assert!(lines[9].contains("user9@test"));
+
+    let out = get("/v1/greeter/hello/rest");
+    assert!(out.starts_with(r#"{"message":"Hello rest"}"#), "{out}");
+    let (code, _, body) = curl(
+        &format!("http://{addr}/v1/hi"),
+        "application/json",
+        br#"{"name": "hyperf", "sex": 1}"#,
+        &[],
+    );
+    assert_eq!(code, 200);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["user"]["sex"],
+        1
+    );
+
+    assert!(get("/v1/nothing").ends_with("404"));
+    let out = get("/v1/users/abc");
+    assert!(out.ends_with("400"), "{out}");
+}
