@@ -13,6 +13,8 @@ use volley_server::{Code, Status, timeout::format_grpc_timeout};
 pub struct CallHead {
     uri: Uri,
     headers: HeaderMap,
+    /// Largest reply message accepted (ghz `--max-recv-message-size`).
+    pub max_recv: usize,
 }
 
 impl CallHead {
@@ -47,7 +49,11 @@ impl CallHead {
         for (k, v) in metadata {
             headers.append(k.clone(), v.clone());
         }
-        Ok(CallHead { uri, headers })
+        Ok(CallHead {
+            uri,
+            headers,
+            max_recv: usize::MAX,
+        })
     }
 
     /// The request head for one call.
@@ -110,7 +116,15 @@ pub async fn unary(
         .send_data(body, true)
         .map_err(|e| transport_status(&e))?;
     let resp = resp.await.map_err(|e| transport_status(&e))?;
-    finish(resp).await
+    let reply = finish(resp).await?;
+    let len = reply.bytes.saturating_sub(volley_server::codec::HEADER_LEN);
+    if len > head.max_recv {
+        return Err(Status::resource_exhausted(format!(
+            "grpc: received message larger than max ({len} vs. {})",
+            head.max_recv
+        )));
+    }
+    Ok(reply)
 }
 
 /// Reads a response to its status, counting message bytes.

@@ -124,6 +124,11 @@ const FUNCTIONS: [&str; 14] = [
 impl Template {
     /// Parses `src`; refuses unknown variables, unknown functions and control structures.
     pub fn parse(src: &str) -> Result<Template, TemplateError> {
+        Template::parse_with(src, true)
+    }
+
+    /// Parses `src`, with or without functions (ghz `--disable-template-functions`).
+    pub fn parse_with(src: &str, functions: bool) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut rest = src;
         let mut trim_next_text = false;
@@ -149,7 +154,7 @@ impl Template {
             if !text.is_empty() {
                 parts.push(Part::Text(text.to_owned()));
             }
-            parts.push(Part::Action(parse_pipeline(inner.trim())?));
+            parts.push(Part::Action(parse_pipeline(inner.trim(), functions)?));
             rest = &after[close + 2..];
         }
         let text = if trim_next_text {
@@ -195,14 +200,14 @@ pub fn looks_templated(s: &str) -> bool {
     s.contains("{{")
 }
 
-fn parse_pipeline(src: &str) -> Result<Vec<Command>, TemplateError> {
+fn parse_pipeline(src: &str, functions: bool) -> Result<Vec<Command>, TemplateError> {
     if src.is_empty() {
         return Err(TemplateError("empty action {{}}".into()));
     }
     let tokens = tokenize(src)?;
     let mut cmds = Vec::new();
     for group in tokens.split(|t| t == "|") {
-        let mut ops = group.iter().map(|t| operand(t));
+        let mut ops = group.iter().map(|t| operand(t, functions));
         let head = ops
             .next()
             .ok_or_else(|| TemplateError(format!("missing command in {{{{{src}}}}}")))??;
@@ -268,7 +273,7 @@ fn tokenize(src: &str) -> Result<Vec<String>, TemplateError> {
     Ok(out)
 }
 
-fn operand(tok: &str) -> Result<Operand, TemplateError> {
+fn operand(tok: &str, functions: bool) -> Result<Operand, TemplateError> {
     if let Some(s) = tok.strip_prefix('"') {
         return Ok(Operand::Lit(Value::Str(s.to_owned())));
     }
@@ -302,6 +307,11 @@ fn operand(tok: &str) -> Result<Operand, TemplateError> {
         )));
     }
     if FUNCTIONS.contains(&tok) {
+        if !functions {
+            return Err(TemplateError(format!(
+                "function {tok:?} not available (--disable-template-functions)"
+            )));
+        }
         return Ok(Operand::Func(tok.to_owned()));
     }
     Err(TemplateError(format!("function {tok:?} not defined")))
@@ -530,5 +540,7 @@ mod tests {
         assert!(t.render(&data(), &mut String::new()).is_err());
         let t = Template::parse("{{div 1 0}}").unwrap();
         assert!(t.render(&data(), &mut String::new()).is_err());
+        assert!(Template::parse_with("{{newUUID}}", false).is_err());
+        assert!(Template::parse_with("{{.RequestNumber}}", false).is_ok());
     }
 }

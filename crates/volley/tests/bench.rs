@@ -984,3 +984,89 @@ fn gzip_binary_data_and_a_self_contained_html_report() {
     assert!(page.contains("200"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn message_limits_template_switches_and_debug_log() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    let base = [
+        "--insecure",
+        "--proto",
+        proto.as_str(),
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":228}"#,
+        "-n",
+        "10",
+        "-c",
+        "2",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        a.push(&addr);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    // Replies over the receive limit fail the calls, as grpc-go's client does.
+    let args = with(&["--max-recv-message-size", "10B", "-O", "json"]);
+    let r: Value = serde_json::from_str(&ok(&mut volley_bench(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )))
+    .unwrap();
+    assert_eq!(r["statusCodeDistribution"]["ResourceExhausted"], 10);
+    // A request over the send limit is refused before any load.
+    let args = with(&["--max-send-message-size", "2"]);
+    let err = one_line_error(&mut volley_bench(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    assert!(err.contains("--max-send-message-size"), "{err}");
+    // Template functions can be switched off; variables stay.
+    let mut a: Vec<&str> = vec![
+        "--insecure",
+        "--proto",
+        &proto,
+        "--call",
+        "helloworld.Greeter.SayHello",
+    ];
+    let greeter = workspace()
+        .join("proto/helloworld/helloworld.proto")
+        .display()
+        .to_string();
+    a[2] = &greeter;
+    let mut off = a.clone();
+    off.extend([
+        "--disable-template-functions",
+        "-d",
+        r#"{"name": "{{newUUID}}"}"#,
+        "-n",
+        "5",
+        &addr,
+    ]);
+    let err = one_line_error(&mut volley_bench(&off));
+    assert!(err.contains("not available"), "{err}");
+    let dir = std::env::temp_dir().join(format!("volley-bench-debug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("debug.jsonl");
+    let mut on = a.clone();
+    on.extend([
+        "--disable-template-functions",
+        "-d",
+        r#"{"name": "{{.RequestNumber}}"}"#,
+        "-n",
+        "5",
+        "--debug",
+        log.to_str().unwrap(),
+        &addr,
+    ]);
+    assert_eq!(parse_summary(&ok(&mut volley_bench(&on))).count, 5);
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[1]["msg"], "run done");
+    assert_eq!(lines[1]["count"], 5);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -75,6 +75,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
         ..CallData::default()
     };
     let payload = payload(&plan, desc, &base)?;
+    if let Payload::Static(frames) = &payload {
+        if let Some(f) = frames.iter().find(|f| f.len() - 5 > plan.max_send) {
+            bail!(
+                "--max-send-message-size: the request message is {} bytes, over the limit of {}",
+                f.len() - 5,
+                plan.max_send
+            );
+        }
+    }
     let metadata = metadata(plan.metadata.as_deref(), &base, "-m")?;
     let head = CallHead::new(
         scheme,
@@ -85,6 +94,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
         plan.gzip,
     )
     .map_err(|e| anyhow!(e))?;
+    let mut head = head;
+    head.max_recv = plan.max_recv;
     let target = Arc::new(Target {
         endpoint,
         head,
@@ -126,6 +137,9 @@ fn execute(mut plan: Plan, target: Arc<Target>, host: &str) -> Result<()> {
         );
     }
     let report = Report::new(outcome, report_options(&plan, host), plan.tags.clone());
+    if let Some(path) = &plan.debug {
+        debug_log(path, &report)?;
+    }
     let mut out: Box<dyn Write> = match &plan.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot write -o {}", p.display()))?,
@@ -276,7 +290,8 @@ fn payload(
         }
         DataSource::Binary(b) => Payload::from_messages(&from_binary(&input, b)?, plan.gzip),
         DataSource::Json(text) if !plan.no_templates && looks_templated(text) => {
-            let template = Template::parse(text).map_err(|e| anyhow!("-d: {e}"))?;
+            let template = Template::parse_with(text, !plan.no_template_functions)
+                .map_err(|e| anyhow!("-d: {e}"))?;
             // Render once now, so that data that cannot fit fails before any load.
             let mut sample = String::new();
             template
@@ -432,6 +447,30 @@ fn report_options(plan: &Plan, host: &str) -> ReportOptions {
         skip_first: r.skip_first,
         count_errors: r.count_errors,
     }
+}
+
+/// `--debug`: JSON lines describing the run (its options, then its outcome and errors).
+fn debug_log(path: &std::path::Path, r: &Report) -> Result<()> {
+    let mut f = std::fs::File::create(path)
+        .with_context(|| format!("cannot write --debug {}", path.display()))?;
+    let lines = [
+        serde_json::json!({"level": "info", "msg": "run options", "options": &r.options}),
+        serde_json::json!({
+            "level": "info", "msg": "run done", "endReason": &r.end_reason, "count": r.count,
+            "total": r.total, "rps": r.rps, "statusCodeDistribution": &r.status_code_distribution,
+        }),
+    ];
+    for l in lines {
+        writeln!(f, "{l}")?;
+    }
+    for (e, n) in &r.error_distribution.0 {
+        writeln!(
+            f,
+            "{}",
+            serde_json::json!({"level": "error", "msg": e, "count": n})
+        )?;
+    }
+    Ok(())
 }
 
 fn spawn_ctrl_c(control: Arc<Control>) {

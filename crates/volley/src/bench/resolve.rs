@@ -80,6 +80,14 @@ pub struct Plan {
     pub tags: Option<Value>,
     /// `--disable-template-data`.
     pub no_templates: bool,
+    /// `--disable-template-functions`.
+    pub no_template_functions: bool,
+    /// `--max-recv-message-size` (bytes).
+    pub max_recv: usize,
+    /// `--max-send-message-size` (bytes).
+    pub max_send: usize,
+    /// `--debug` log path.
+    pub debug: Option<PathBuf>,
     /// HTTP load: the URL was http(s)://.
     pub http_mode: bool,
     /// HTTP load: `-H` headers.
@@ -522,14 +530,19 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     let keepalive = m
         .duration(&a.keepalive, "keepalive", "--keepalive")?
         .filter(|d| !d.is_zero());
-    for (v, flag) in [
-        (&a.max_recv_message_size, "--max-recv-message-size"),
-        (&a.max_send_message_size, "--max-send-message-size"),
-    ] {
-        if let Some(s) = v {
-            parse_size(s).map_err(|e| anyhow!("{flag}: {e}"))?;
-        }
-    }
+    let size = |v: Option<String>, flag: &str| -> Result<usize> {
+        v.map_or(Ok(i32::MAX as usize), |s| {
+            parse_size(&s).map_err(|e| anyhow!("{flag}: {e}"))
+        })
+    };
+    let max_recv = size(
+        m.string(&a.max_recv_message_size, "max-recv-message-size")?,
+        "--max-recv-message-size",
+    )?;
+    let max_send = size(
+        m.string(&a.max_send_message_size, "max-send-message-size")?,
+        "--max-send-message-size",
+    )?;
     let stream = StreamOptions {
         interval: m
             .duration(&a.stream_interval, "stream-interval", "--stream-interval")?
@@ -591,6 +604,11 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
         output,
         tags,
         no_templates: m.flag(a.disable_template_data, "disable-template-data")?,
+        no_template_functions: m
+            .flag(a.disable_template_functions, "disable-template-functions")?,
+        max_recv,
+        max_send,
+        debug: m.path(&a.debug, "debug")?,
         http_mode,
         headers: a.header.clone(),
         method: a.method.clone(),
