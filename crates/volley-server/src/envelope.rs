@@ -223,7 +223,7 @@ mod tests {
         let mut t = HeaderMap::new();
         t.insert("grpc-status", "0".parse().unwrap());
         let f = web_trailers(&t);
-        assert_eq!(&f[..], b"\x80\0\0\0\x0fgrpc-status: 0\r\n");
+        assert_eq!(&f[..], b"\x80\0\0\0\x10grpc-status: 0\r\n");
         let mut t = HeaderMap::new();
         Status::not_found("no such user").write_to(&mut t);
         t.insert("x-id", "7".parse().unwrap());
