@@ -10,18 +10,14 @@ use volley_proto::{
     message::{encode_all, from_json},
     template::{CallData, Template},
 };
-use volley_server::{codec::HEADER_LEN, compression::Encoding};
+use volley_server::{codec::frame_payload, compression::Encoding};
 
 /// Frames a message, gzip-compressed when asked.
 pub fn frame(msg: &[u8], gzip: bool) -> Bytes {
     if gzip {
         return Encoding::Gzip.compress_frame(msg);
     }
-    let mut v = Vec::with_capacity(HEADER_LEN + msg.len());
-    v.push(0);
-    v.extend_from_slice(&(msg.len() as u32).to_be_bytes());
-    v.extend_from_slice(msg);
-    v.into()
+    frame_payload(0, msg).freeze()
 }
 
 /// Where request messages come from.

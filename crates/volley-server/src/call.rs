@@ -95,22 +95,22 @@ pub(crate) async fn serve_grpc(
     req: http::Request<Incoming>,
     env: Envelope,
 ) -> HttpResponse {
-    let path = req.uri().path().to_owned();
-    let out_json = match env {
-        Envelope::Connect { json: true } => match crate::connect::stream_output(&shared, &path) {
-            Some(d) => Some(d),
-            None => {
-                return plain(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "volley: JSON needs the method's schema registered\n",
-                );
+    // Only Connect JSON needs the schema; gRPC pays nothing here.
+    let (out_json, in_json) = match env {
+        Envelope::Connect { json: true } => {
+            let path = req.uri().path();
+            match crate::connect::stream_output(&shared, path) {
+                Some(d) => (Some(d), shared.descriptors.get(path).map(|m| m.input())),
+                None => {
+                    return plain(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                        "volley: JSON needs the method's schema registered\n",
+                    );
+                }
             }
-        },
-        _ => None,
+        }
+        _ => (None, None),
     };
-    let in_json = out_json
-        .as_ref()
-        .and_then(|_| shared.descriptors.get(&path).map(|m| m.input()));
     let resp = call(shared, req, env, in_json).await;
     match env {
         Envelope::Grpc => resp,

@@ -24,6 +24,16 @@ pub fn encode_frame<M: Message>(msg: &M) -> Bytes {
     buf.freeze()
 }
 
+/// Frames an already-encoded payload with the given flag byte (0 plain, 1 compressed, and the
+/// end-of-stream flags of gRPC-Web and Connect).
+pub fn frame_payload(flag: u8, payload: &[u8]) -> BytesMut {
+    let mut b = BytesMut::with_capacity(HEADER_LEN + payload.len());
+    b.put_u8(flag);
+    b.put_u32(payload.len() as u32);
+    b.put_slice(payload);
+    b
+}
+
 /// Splits request bytes into messages; checks sizes before buffering and inflates compressed ones.
 ///
 /// The common case (a whole frame inside one DATA chunk) is split out of the chunk without a copy;

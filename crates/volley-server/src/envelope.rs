@@ -9,12 +9,15 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD};
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::{Body, Frame};
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use crate::{Code, ResponseBody, Status, codec::HEADER_LEN};
+use crate::{
+    Code, ResponseBody, Status,
+    codec::{HEADER_LEN, frame_payload as frame},
+};
 
 /// What the wrapper turns trailers into.
 pub(crate) enum Mode {
@@ -40,14 +43,6 @@ impl EnvelopeBody {
             done: false,
         }
     }
-}
-
-fn frame(flag: u8, payload: &[u8]) -> BytesMut {
-    let mut b = BytesMut::with_capacity(HEADER_LEN + payload.len());
-    b.put_u8(flag);
-    b.put_u32(payload.len() as u32);
-    b.put_slice(payload);
-    b
 }
 
 /// gRPC-Web's trailer block: lower-case `name: value` lines.
