@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use http_body_util::Full;
-use volley_server::{Code, Status};
+use volley_server::Status;
 
 use crate::{engine::Target, streaming::Conn};
 
@@ -27,15 +27,10 @@ fn status_of(code: u16) -> Result<(), Status> {
     if (200..400).contains(&code) {
         return Ok(());
     }
-    let grpc = match code {
-        400 => Code::Internal,
-        401 => Code::Unauthenticated,
-        403 => Code::PermissionDenied,
-        404 => Code::Unimplemented,
-        429 | 502..=504 => Code::Unavailable,
-        _ => Code::Unknown,
-    };
-    Err(Status::new(grpc, format!("HTTP status {code}")))
+    Err(Status::new(
+        volley_client::call::code_for_http_status(code),
+        format!("HTTP status {code}"),
+    ))
 }
 
 /// Sends the request once.

@@ -157,18 +157,21 @@ pub async fn finish(resp: http::Response<RecvStream>) -> Result<UnaryReply, Stat
     }
 }
 
-/// grpc-go's mapping of a non-200 HTTP status to a gRPC code.
-fn http_status(s: http::StatusCode) -> Status {
-    let code = match s.as_u16() {
+/// grpc-go's mapping of a non-200 HTTP status to a gRPC code (also used for plain-HTTP load).
+pub fn code_for_http_status(status: u16) -> Code {
+    match status {
         400 => Code::Internal,
         401 => Code::Unauthenticated,
         403 => Code::PermissionDenied,
         404 => Code::Unimplemented,
         429 | 502..=504 => Code::Unavailable,
         _ => Code::Unknown,
-    };
+    }
+}
+
+fn http_status(s: http::StatusCode) -> Status {
     Status::new(
-        code,
+        code_for_http_status(s.as_u16()),
         format!(
             "unexpected HTTP status code received from server: {} ({})",
             s.as_u16(),

@@ -170,16 +170,17 @@ fn decode(s: &str) -> String {
         .into_owned()
 }
 
-/// Finds the route for a request.
-pub(crate) fn find<'a>(
-    routes: &'a [Route],
+/// Finds the route for a request: its index in `routes` and the path variables.
+pub(crate) fn find(
+    routes: &[Route],
     method: &Method,
     path: &str,
-) -> Option<(&'a Route, Vec<(String, String)>)> {
+) -> Option<(usize, Vec<(String, String)>)> {
     routes
         .iter()
-        .filter(|r| r.method == method)
-        .find_map(|r| r.matches(path).map(|v| (r, v)))
+        .enumerate()
+        .filter(|(_, r)| r.method == method)
+        .find_map(|(i, r)| r.matches(path).map(|v| (i, v)))
 }
 
 /// Sets `a.b.c` in a JSON object to a value typed for the message field it names.
@@ -250,9 +251,10 @@ fn error_response(s: &Status) -> HttpResponse {
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     req: http::Request<Incoming>,
-    route: Route,
+    route: usize,
     vars: Vec<(String, String)>,
 ) -> HttpResponse {
+    let route = &shared.rest[route];
     let (parts, body) = req.into_parts();
     let Some(handler) = shared.router.get(&route.grpc_path).cloned() else {
         return error_response(&shared.router.not_found(&route.grpc_path));

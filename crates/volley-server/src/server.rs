@@ -414,7 +414,6 @@ async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Respo
     if !matches!(proto, Protocol::Framed(crate::call::Envelope::Grpc)) && !shared.rest.is_empty() {
         if let Some((route, vars)) = crate::rest::find(&shared.rest, req.method(), req.uri().path())
         {
-            let route = route.clone();
             return crate::rest::serve(shared, req, route, vars).await;
         }
     }

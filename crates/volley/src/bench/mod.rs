@@ -169,13 +169,7 @@ fn run_http(plan: Plan, url: &str) -> Result<()> {
     let mut ep =
         Endpoint::new(Addr::parse(&hostport).map_err(|e| anyhow!(e))?).map_err(|e| anyhow!(e))?;
     if https {
-        let mut cfg = (*client_config(&TlsOptions {
-            ca: plan.cacert.clone(),
-            cert: plan.cert.clone(),
-            key: plan.key.clone(),
-            skip_verify: plan.skip_tls,
-        })?)
-        .clone();
+        let mut cfg = (*client_config(&tls_options(&plan))?).clone();
         cfg.alpn_protocols = vec![if plan.http2 {
             b"h2".to_vec()
         } else {
@@ -237,16 +231,21 @@ fn run_http(plan: Plan, url: &str) -> Result<()> {
     execute(plan, target, url)
 }
 
+/// The TLS flags of a plan.
+fn tls_options(plan: &Plan) -> TlsOptions {
+    TlsOptions {
+        ca: plan.cacert.clone(),
+        cert: plan.cert.clone(),
+        key: plan.key.clone(),
+        skip_verify: plan.skip_tls,
+    }
+}
+
 fn endpoint(plan: &Plan, host: &str) -> Result<Endpoint> {
     let addr = Addr::parse(host).map_err(|e| anyhow!(e))?;
     let mut ep = Endpoint::new(addr).map_err(|e| anyhow!(e))?;
     if !plan.insecure {
-        let cfg = client_config(&TlsOptions {
-            ca: plan.cacert.clone(),
-            cert: plan.cert.clone(),
-            key: plan.key.clone(),
-            skip_verify: plan.skip_tls,
-        })?;
+        let cfg = client_config(&tls_options(plan))?;
         ep = ep.tls(cfg);
     }
     if let Some(n) = &plan.cname {
