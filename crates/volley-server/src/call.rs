@@ -3,20 +3,22 @@
 
 use std::{future::Future, sync::Arc};
 
+use crate::drain::RequestBody;
 use bytes::Bytes;
+use futures_util::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header::CONTENT_TYPE};
-use hyper::body::Incoming;
+use prost_reflect::MessageDescriptor;
 use tokio::time::Instant;
 
 use crate::{
     Request, Response, Status,
     body::{GRPC_CONTENT_TYPE, ResponseBody, outgoing_frame, status_trailers},
-    codec::FrameDecoder,
+    codec::{FrameDecoder, HEADER_LEN, frame_payload},
     compression::{ACCEPT_ENCODING, Encoding},
     envelope::{EnvelopeBody, Mode, connect_end},
     server::Shared,
     service::{FrameStream, Handler},
-    streaming::{RawStreaming, Transform},
+    streaming::RawStreaming,
     timeout::parse_grpc_timeout,
 };
 
@@ -27,45 +29,48 @@ pub(crate) type HttpResponse = http::Response<ResponseBody>;
 pub(crate) enum Envelope {
     /// gRPC over HTTP/2.
     Grpc,
-    /// gRPC-Web (`application/grpc-web[+proto]`, or `-text` for base64).
+    /// gRPC-Web (`application/grpc-web[+proto|+json]`, or `-text` for base64).
     Web {
         /// base64 bodies.
         text: bool,
     },
     /// Connect streaming (`application/connect+proto` or `+json`).
-    Connect {
-        /// JSON messages.
-        json: bool,
-    },
-}
-
-/// True for `application/grpc` and `application/grpc+proto` / `;params` variants.
-pub(crate) fn is_grpc_content_type(headers: &HeaderMap) -> bool {
-    headers.get(CONTENT_TYPE).is_some_and(|v| {
-        let v = v.as_bytes();
-        v.starts_with(b"application/grpc") && matches!(v.get(16), None | Some(b'+') | Some(b';'))
-    })
+    Connect,
 }
 
 /// What a request's content type asks for.
 pub(crate) enum Protocol {
-    /// A framed protocol.
-    Framed(Envelope),
+    /// A framed protocol, with the JSON codec (`+json`) or protobuf.
+    Framed {
+        /// The framing.
+        env: Envelope,
+        /// Messages are JSON.
+        json: bool,
+    },
     /// Connect unary (`application/proto` or `application/json`).
     ConnectUnary {
         /// JSON body.
         json: bool,
     },
+    /// A gRPC-family content type with a codec this server does not speak (`application/grpc+foo`).
+    UnknownCodec,
     /// Anything else.
     Other,
 }
 
 /// Reads the protocol from the content type (`;charset=…` and other parameters ignored).
 pub(crate) fn protocol(headers: &HeaderMap) -> Protocol {
-    if is_grpc_content_type(headers) {
-        return Protocol::Framed(Envelope::Grpc);
+    let Some(v) = headers.get(CONTENT_TYPE) else {
+        return Protocol::Other;
+    };
+    // The common case, without lower-casing.
+    if v.as_bytes() == b"application/grpc" {
+        return Protocol::Framed {
+            env: Envelope::Grpc,
+            json: false,
+        };
     }
-    let Some(ct) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Ok(ct) = v.to_str() else {
         return Protocol::Other;
     };
     let ct = ct
@@ -74,90 +79,108 @@ pub(crate) fn protocol(headers: &HeaderMap) -> Protocol {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    match ct.as_str() {
-        "application/grpc-web" | "application/grpc-web+proto" => {
-            Protocol::Framed(Envelope::Web { text: false })
+    let (base, codec) = ct.split_once('+').unwrap_or((&ct, ""));
+    let env = match base {
+        "application/grpc" => Envelope::Grpc,
+        "application/grpc-web" => Envelope::Web { text: false },
+        "application/grpc-web-text" => Envelope::Web { text: true },
+        "application/connect" if !codec.is_empty() => Envelope::Connect,
+        "application/proto" | "application/json" if codec.is_empty() => {
+            return Protocol::ConnectUnary {
+                json: base == "application/json",
+            };
         }
-        "application/grpc-web-text" | "application/grpc-web-text+proto" => {
-            Protocol::Framed(Envelope::Web { text: true })
-        }
-        "application/connect+proto" => Protocol::Framed(Envelope::Connect { json: false }),
-        "application/connect+json" => Protocol::Framed(Envelope::Connect { json: true }),
-        "application/proto" => Protocol::ConnectUnary { json: false },
-        "application/json" => Protocol::ConnectUnary { json: true },
-        _ => Protocol::Other,
+        _ => return Protocol::Other,
+    };
+    match codec {
+        "" | "proto" => Protocol::Framed { env, json: false },
+        "json" => Protocol::Framed { env, json: true },
+        _ => Protocol::UnknownCodec,
     }
+}
+
+/// The response content type for a framed protocol and codec.
+fn content_type(env: Envelope, json: bool) -> http::HeaderValue {
+    http::HeaderValue::from_static(match (env, json) {
+        (Envelope::Grpc, false) => "application/grpc",
+        (Envelope::Grpc, true) => "application/grpc+json",
+        (Envelope::Web { text: false }, false) => "application/grpc-web+proto",
+        (Envelope::Web { text: false }, true) => "application/grpc-web+json",
+        (Envelope::Web { text: true }, false) => "application/grpc-web-text+proto",
+        (Envelope::Web { text: true }, true) => "application/grpc-web-text+json",
+        (Envelope::Connect, false) => "application/connect+proto",
+        (Envelope::Connect, true) => "application/connect+json",
+    })
 }
 
 /// Serves one request on a framed protocol.
 pub(crate) async fn serve_grpc(
     shared: Arc<Shared>,
-    req: http::Request<Incoming>,
+    req: http::Request<RequestBody>,
     env: Envelope,
+    json: bool,
 ) -> HttpResponse {
-    // Only Connect JSON needs the schema; gRPC pays nothing here.
-    let (out_json, in_json) = match env {
-        Envelope::Connect { json: true } => {
-            let path = req.uri().path();
-            match crate::connect::stream_output(&shared, path) {
-                Some(d) => (Some(d), shared.descriptors.get(path).map(|m| m.input())),
-                None => {
-                    return plain(
-                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                        "volley: JSON needs the method's schema registered\n",
-                    );
-                }
+    // Only the JSON codec needs the schema; protobuf pays nothing here.
+    let json_types = if json {
+        match shared.descriptors.get(req.uri().path()) {
+            Some(m) => Some((m.input(), m.output())),
+            None => {
+                return plain(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "volley: JSON needs the method's schema registered\n",
+                );
             }
         }
-        _ => (None, None),
+    } else {
+        None
     };
-    let resp = call(shared, req, env, in_json).await;
+    let resp = call(shared, req, env, json_types).await;
+    let (mut parts, body) = resp.into_parts();
+    if parts.status != StatusCode::OK {
+        return http::Response::from_parts(parts, body); // a plain-HTTP refusal (405, 415)
+    }
+    parts.headers.insert(CONTENT_TYPE, content_type(env, json));
     match env {
-        Envelope::Grpc => resp,
+        Envelope::Grpc => http::Response::from_parts(parts, body),
         Envelope::Web { text } => {
-            let (mut parts, body) = resp.into_parts();
-            parts.headers.insert(
-                CONTENT_TYPE,
-                http::HeaderValue::from_static(if text {
-                    "application/grpc-web-text+proto"
-                } else {
-                    "application/grpc-web+proto"
-                }),
-            );
             let body = ResponseBody::other(EnvelopeBody::new(body, Mode::Web { text }));
             http::Response::from_parts(parts, body)
         }
-        Envelope::Connect { json } => {
-            let (mut parts, body) = resp.into_parts();
+        Envelope::Connect => {
             let body = if parts.headers.contains_key("grpc-status") {
                 // Trailers-only: Connect carries the status in the end-stream message.
                 let end = connect_end(&parts.headers).freeze();
-                parts.headers.remove("grpc-status");
-                parts.headers.remove("grpc-message");
+                for h in ["grpc-status", "grpc-message", "grpc-status-details-bin"] {
+                    parts.headers.remove(h);
+                }
                 ResponseBody::other(http_body_util::Full::new(end))
             } else {
-                ResponseBody::other(EnvelopeBody::new(body, Mode::Connect { json: out_json }))
+                ResponseBody::other(EnvelopeBody::new(body, Mode::Connect))
             };
-            parts.headers.remove("grpc-accept-encoding");
-            parts.headers.remove("grpc-encoding");
-            parts.headers.insert(
-                CONTENT_TYPE,
-                http::HeaderValue::from_static(if json {
-                    "application/connect+json"
-                } else {
-                    "application/connect+proto"
-                }),
-            );
+            for (from, to) in [
+                ("grpc-accept-encoding", "connect-accept-encoding"),
+                ("grpc-encoding", "connect-content-encoding"),
+            ] {
+                if let Some(v) = parts.headers.remove(from) {
+                    parts.headers.insert(to, v);
+                }
+            }
             http::Response::from_parts(parts, body)
         }
     }
 }
 
+/// Re-encodes an outgoing (uncompressed) protobuf frame as a JSON frame of `desc`.
+fn json_frame(desc: &MessageDescriptor, frame: &Bytes) -> Result<Bytes, Status> {
+    let json = crate::connect::proto_to_json(desc, &frame[HEADER_LEN..])?;
+    Ok(frame_payload(0, &json).freeze())
+}
+
 async fn call(
     shared: Arc<Shared>,
-    req: http::Request<Incoming>,
+    req: http::Request<RequestBody>,
     env: Envelope,
-    in_json: Option<prost_reflect::MessageDescriptor>,
+    json: Option<(MessageDescriptor, MessageDescriptor)>,
 ) -> HttpResponse {
     let (parts, body) = req.into_parts();
     if parts.method != Method::POST {
@@ -168,7 +191,7 @@ async fn call(
     };
     let headers = parts.headers;
     let (enc_header, accept_header) = match env {
-        Envelope::Connect { .. } => ("connect-content-encoding", "connect-accept-encoding"),
+        Envelope::Connect => ("connect-content-encoding", "connect-accept-encoding"),
         _ => ("grpc-encoding", "grpc-accept-encoding"),
     };
     let encoding = match Encoding::from_header(headers.get(enc_header)) {
@@ -178,8 +201,8 @@ async fn call(
     let compress = Encoding::Gzip
         .accepted_by(headers.get(accept_header))
         .then_some(Encoding::Gzip)
-        .filter(|_| shared.limits.send_compression && !matches!(env, Envelope::Connect { .. }));
-    let deadline = if let Envelope::Connect { .. } = env {
+        .filter(|_| shared.limits.send_compression);
+    let deadline = if let Envelope::Connect = env {
         match crate::connect::timeout(&headers) {
             Ok(d) => d,
             Err(s) => return trailers_only(&s),
@@ -197,15 +220,12 @@ async fn call(
             },
         }
     };
-    let transform = match (env, in_json) {
-        (Envelope::Web { text: true }, _) => Transform::Base64(Default::default()),
-        (_, Some(desc)) => Transform::Json(desc),
-        _ => Transform::None,
-    };
+    let (in_json, out_json) = json.unzip();
     let raw = RawStreaming::new(
         body,
         FrameDecoder::new(encoding, shared.limits.max_recv),
-        transform,
+        env == Envelope::Web { text: true },
+        in_json,
     );
     let max_send = shared.limits.max_send;
     match handler {
@@ -214,23 +234,55 @@ async fn call(
                 let msg = raw.single().await?;
                 h(Request::from_parts(headers, deadline, msg)).await
             };
-            unary_response(within(deadline, call).await, compress, max_send)
+            let res = within(deadline, call).await;
+            unary_response(to_json(res, out_json.as_ref()), compress, max_send)
         }
         Handler::ClientStreaming(h) => {
             let call = h(Request::from_parts(headers, deadline, raw));
-            unary_response(within(deadline, call).await, compress, max_send)
+            let res = within(deadline, call).await;
+            unary_response(to_json(res, out_json.as_ref()), compress, max_send)
         }
         Handler::ServerStreaming(h) => {
             let call = async {
                 let msg = raw.single().await?;
                 h(Request::from_parts(headers, deadline, msg)).await
             };
-            stream_response(within(deadline, call).await, deadline, compress, max_send)
+            let res = within(deadline, call).await;
+            stream_response(stream_to_json(res, out_json), deadline, compress, max_send)
         }
         Handler::Bidi(h) => {
             let call = h(Request::from_parts(headers, deadline, raw));
-            stream_response(within(deadline, call).await, deadline, compress, max_send)
+            let res = within(deadline, call).await;
+            stream_response(stream_to_json(res, out_json), deadline, compress, max_send)
         }
+    }
+}
+
+/// The JSON codec for a unary reply.
+fn to_json(
+    res: Result<Response<Bytes>, Status>,
+    desc: Option<&MessageDescriptor>,
+) -> Result<Response<Bytes>, Status> {
+    match desc {
+        None => res,
+        Some(d) => {
+            let r = res?;
+            let json = json_frame(d, r.get_ref())?;
+            Ok(r.map(|_| json))
+        }
+    }
+}
+
+/// The JSON codec for a reply stream (one more boxed stream, only for JSON calls).
+fn stream_to_json(
+    res: Result<Response<FrameStream>, Status>,
+    desc: Option<MessageDescriptor>,
+) -> Result<Response<FrameStream>, Status> {
+    match desc {
+        None => res,
+        Some(d) => Ok(res?.map(|frames| -> FrameStream {
+            Box::pin(frames.map(move |f| f.and_then(|b| json_frame(&d, &b))))
+        })),
     }
 }
 

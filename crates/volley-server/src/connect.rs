@@ -5,12 +5,14 @@
 
 use std::{sync::Arc, time::Duration};
 
+use crate::drain::RequestBody;
+use base64::{Engine, engine::general_purpose::STANDARD_NO_PAD};
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, StatusCode, header::CONTENT_TYPE};
 use http_body::Body;
-use hyper::body::Incoming;
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
+use prost_types::method_options::IdempotencyLevel;
 use tokio::time::Instant;
 
 use crate::{
@@ -71,6 +73,17 @@ pub fn error_json(s: &Status) -> serde_json::Value {
     if !s.message().is_empty() {
         m.insert("message".into(), s.message().into());
     }
+    let details = s.detail_list();
+    if !details.is_empty() {
+        let list: Vec<serde_json::Value> = details
+            .iter()
+            .map(|d| {
+                let name = d.type_url.rsplit('/').next().unwrap_or(&d.type_url);
+                serde_json::json!({"type": name, "value": STANDARD_NO_PAD.encode(&d.value)})
+            })
+            .collect();
+        m.insert("details".into(), list.into());
+    }
     m.into()
 }
 
@@ -102,7 +115,7 @@ pub(crate) fn timeout(headers: &HeaderMap) -> Result<Option<Instant>, Status> {
 
 /// Reads a whole body, refusing more than `max` bytes.
 pub(crate) async fn read_limited(
-    mut body: Incoming,
+    mut body: RequestBody,
     max: usize,
 ) -> Result<Bytes, (Status, Option<StatusCode>)> {
     let mut buf = BytesMut::new();
@@ -144,13 +157,137 @@ pub(crate) fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<By
         .map_err(|e| Status::internal(format!("cannot write JSON: {e}")))
 }
 
-/// Serves a Connect unary call.
+/// The query string of a Connect GET request, attached to the handler's
+/// [`Request::extensions`](crate::Request::extensions) (the Connect spec's `message`, `encoding`,
+/// `base64`, `compression` and `connect` parameters, still percent-encoded).
+#[derive(Clone, Debug)]
+pub struct ConnectGetQuery(pub String);
+
+/// Serves a Connect unary call sent as a POST.
 pub(crate) async fn serve_unary(
     shared: Arc<Shared>,
-    req: http::Request<Incoming>,
+    req: http::Request<RequestBody>,
     json: bool,
 ) -> HttpResponse {
     let (parts, body) = req.into_parts();
+    let encoding = parts.headers.get("content-encoding").cloned();
+    let limit = shared.limits.max_recv;
+    let body = async move { read_limited(body, limit).await.map_err(|(s, _)| s) };
+    unary_call(shared, parts, json, encoding, body).await
+}
+
+/// Serves a Connect unary call sent as a GET (`?message=…&encoding=json|proto[&base64=1]
+/// [&compression=gzip][&connect=v1]`), allowed for methods marked `NO_SIDE_EFFECTS`.
+pub(crate) async fn serve_get(
+    shared: Arc<Shared>,
+    req: http::Request<RequestBody>,
+) -> HttpResponse {
+    let (mut parts, _body) = req.into_parts();
+    let path = parts.uri.path();
+    let side_effect_free = shared.descriptors.get(path).is_some_and(|m| {
+        m.method_descriptor_proto()
+            .options
+            .as_ref()
+            .is_some_and(|o| o.idempotency_level() == IdempotencyLevel::NoSideEffects)
+    });
+    if !side_effect_free {
+        let mut resp = error_response(
+            &Status::unimplemented(format!(
+                "{path} does not allow GET: only methods with idempotency_level = NO_SIDE_EFFECTS do"
+            )),
+            Some(StatusCode::METHOD_NOT_ALLOWED),
+        );
+        resp.headers_mut()
+            .insert(http::header::ALLOW, HeaderValue::from_static("POST"));
+        return resp;
+    }
+    let query = parts.uri.query().unwrap_or("").to_owned();
+    let (mut message, mut json, mut base64, mut compression) = (None, None, false, None);
+    for (k, v) in crate::rest::query_pairs(&query) {
+        match k.as_str() {
+            "message" => message = Some(v),
+            "encoding" => json = Some(v),
+            "base64" => base64 = v == "1",
+            "compression" => compression = Some(v),
+            "connect" if v != "v1" => {
+                return error_response(
+                    &Status::invalid_argument(format!(
+                        "connect: unsupported protocol version {v:?}"
+                    )),
+                    None,
+                );
+            }
+            _ => {}
+        }
+    }
+    let json = match json.as_deref() {
+        Some("json") => true,
+        Some("proto") => false,
+        Some(other) => {
+            return error_response(
+                &Status::unimplemented(format!("connect: unsupported encoding {other:?}")),
+                Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            );
+        }
+        None => {
+            return error_response(
+                &Status::invalid_argument("connect: GET request is missing the encoding parameter"),
+                None,
+            );
+        }
+    };
+    let message = message.unwrap_or_default();
+    let raw = if base64 {
+        let trimmed = message.trim_end_matches('=');
+        match base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(trimmed)
+            .or_else(|_| STANDARD_NO_PAD.decode(trimmed))
+        {
+            Ok(b) => Bytes::from(b),
+            Err(e) => {
+                return error_response(
+                    &Status::invalid_argument(format!("connect: message is not base64: {e}")),
+                    None,
+                );
+            }
+        }
+    } else {
+        Bytes::from(message.into_bytes())
+    };
+    let encoding = match compression {
+        None => None,
+        Some(c) => match HeaderValue::from_str(&c) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                return error_response(
+                    &Status::unimplemented(format!("connect: unsupported compression {c:?}")),
+                    None,
+                );
+            }
+        },
+    };
+    if raw.len() > shared.limits.max_recv {
+        return error_response(
+            &Status::resource_exhausted(format!(
+                "request message larger than max ({} bytes)",
+                shared.limits.max_recv
+            )),
+            None,
+        );
+    }
+    parts.extensions.insert(ConnectGetQuery(query));
+    unary_call(shared, parts, json, encoding, std::future::ready(Ok(raw))).await
+}
+
+/// The Connect unary call itself: find the handler, read and decode the message, run under the
+/// deadline, and write the reply (or the error JSON).
+async fn unary_call(
+    shared: Arc<Shared>,
+    parts: http::request::Parts,
+    json: bool,
+    encoding: Option<HeaderValue>,
+    body: impl std::future::Future<Output = Result<Bytes, Status>>,
+) -> HttpResponse {
     let path = parts.uri.path();
     let Some(handler) = shared.router.get(path) else {
         return error_response(&shared.router.not_found(path), Some(StatusCode::NOT_FOUND));
@@ -176,12 +313,8 @@ pub(crate) async fn serve_unary(
     };
     let limit = shared.limits.max_recv;
     let call = async {
-        let mut raw = read_limited(body, limit).await.map_err(|(s, _)| s)?;
-        match parts
-            .headers
-            .get("content-encoding")
-            .map(HeaderValue::as_bytes)
-        {
+        let mut raw = body.await?;
+        match encoding.as_ref().map(HeaderValue::as_bytes) {
             None | Some(b"identity") => {}
             Some(b"gzip") => raw = Encoding::Gzip.decompress(&raw, limit)?,
             Some(other) => {
@@ -194,7 +327,8 @@ pub(crate) async fn serve_unary(
         if let (true, Some(m)) = (json, method) {
             raw = json_to_proto(&m.input(), &raw)?;
         }
-        h(Request::from_parts(parts.headers.clone(), deadline, raw)).await
+        let request = Request::from_parts(parts.headers.clone(), deadline, raw);
+        h(request.with_extensions(parts.extensions.clone())).await
     };
     let result = within(deadline, call).await;
     let resp = match result {
@@ -231,11 +365,6 @@ pub(crate) async fn serve_unary(
         }),
     );
     resp
-}
-
-/// For Connect streaming with JSON: the output type to re-encode replies with.
-pub(crate) fn stream_output(shared: &Shared, path: &str) -> Option<MessageDescriptor> {
-    shared.descriptors.get(path).map(|m| m.output())
 }
 
 #[cfg(test)]

@@ -12,20 +12,15 @@ use base64::{Engine, engine::general_purpose::STANDARD};
 use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::{Body, Frame};
-use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use crate::{
-    Code, ResponseBody, Status,
-    codec::{HEADER_LEN, frame_payload as frame},
-};
+use crate::{Code, ResponseBody, Status, codec::frame_payload as frame};
 
 /// What the wrapper turns trailers into.
 pub(crate) enum Mode {
     /// gRPC-Web: a 0x80 frame of `name: value\r\n` lines; `text` base64-encodes every frame.
     Web { text: bool },
-    /// Connect streaming: a 0x02 frame with `{"error":…,"metadata":…}`; `json` re-encodes each
-    /// message from protobuf to JSON with the method's output type.
-    Connect { json: Option<MessageDescriptor> },
+    /// Connect streaming: a 0x02 frame with `{"error":…,"metadata":…}`.
+    Connect,
 }
 
 /// A response body whose trailers travel in the body.
@@ -88,20 +83,7 @@ impl EnvelopeBody {
         match &self.mode {
             Mode::Web { text: false } => data,
             Mode::Web { text: true } => Bytes::from(STANDARD.encode(&data)),
-            Mode::Connect { json: None } => data,
-            Mode::Connect { json: Some(desc) } => {
-                // One gRPC frame per data chunk (as the server's bodies produce them).
-                if data.len() < HEADER_LEN {
-                    return data;
-                }
-                match DynamicMessage::decode(desc.clone(), &data[HEADER_LEN..]) {
-                    Ok(m) => match serde_json::to_vec(&m) {
-                        Ok(json) => frame(0, &json).freeze(),
-                        Err(_) => data,
-                    },
-                    Err(_) => data,
-                }
-            }
+            Mode::Connect => data,
         }
     }
 
@@ -115,7 +97,7 @@ impl EnvelopeBody {
                     f.freeze()
                 }
             }
-            Mode::Connect { .. } => connect_end(t).freeze(),
+            Mode::Connect => connect_end(t).freeze(),
         }
     }
 }

@@ -13,6 +13,7 @@ mod call;
 pub mod codec;
 pub mod compression;
 pub mod connect;
+mod drain;
 mod envelope;
 pub mod health;
 pub mod reflection;

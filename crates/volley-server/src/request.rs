@@ -10,6 +10,7 @@ use tokio::time::Instant;
 pub struct Request<T> {
     metadata: HeaderMap,
     deadline: Option<Instant>,
+    extensions: http::Extensions,
     message: T,
 }
 
@@ -19,6 +20,7 @@ impl<T> Request<T> {
         Request {
             metadata: HeaderMap::new(),
             deadline: None,
+            extensions: http::Extensions::new(),
             message,
         }
     }
@@ -27,8 +29,25 @@ impl<T> Request<T> {
         Request {
             metadata,
             deadline,
+            extensions: http::Extensions::new(),
             message,
         }
+    }
+
+    pub(crate) fn with_extensions(mut self, extensions: http::Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Values the transport attached to the call, such as [`crate::ConnectGetQuery`] for a
+    /// Connect GET request. Empty (and allocation-free) for ordinary calls.
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+
+    /// Mutable extensions.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.extensions
     }
 
     /// The request headers (gRPC metadata, plus the HTTP/2 ones such as `content-type`).
@@ -71,6 +90,7 @@ impl<T> Request<T> {
         Request {
             metadata: self.metadata,
             deadline: self.deadline,
+            extensions: self.extensions,
             message: f(self.message),
         }
     }
@@ -79,6 +99,7 @@ impl<T> Request<T> {
         Ok(Request {
             metadata: self.metadata,
             deadline: self.deadline,
+            extensions: self.extensions,
             message: f(self.message)?,
         })
     }

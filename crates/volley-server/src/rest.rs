@@ -1,5 +1,6 @@
 //! REST routes from `google.api.http` rules (in the method options of the registered descriptors,
-//! or given in code): path templates with `{field}` and `{field=**}` variables, query parameters
+//! or given in code): path templates in the full grammar (`{field}`, `{field=a/*/b/**}`, `*`,
+//! `**`, `:verb`), query parameters
 //! and a JSON body mapped onto the request message; replies as JSON (server streams as
 //! newline-delimited `{"result": ...}` objects, as grpc-gateway writes them).
 
@@ -10,10 +11,10 @@ use std::{
     task::{Context, Poll},
 };
 
+use crate::drain::RequestBody;
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header::CONTENT_TYPE};
 use http_body::{Body, Frame};
-use hyper::body::Incoming;
 use prost_reflect::{Kind, MessageDescriptor, MethodDescriptor};
 use serde_json::{Map, Value};
 use volley_proto::pb::google_api::{HttpRule, http_rule::Pattern};
@@ -27,21 +28,37 @@ use crate::{
     service::{FrameStream, Handler},
 };
 
+/// One segment of a compiled path template.
 #[derive(Clone, Debug, PartialEq)]
 enum Segment {
     Literal(String),
-    /// `{field}` (one segment) or `{field=**}` (the rest of the path).
-    Variable {
-        field: String,
-        rest: bool,
-    },
+    /// `*`: exactly one non-empty segment.
+    Star,
+    /// `**`: the rest of the path (zero or more segments); only last.
+    DoubleStar,
+}
+
+/// A variable bound to segments `start..end` of the template.
+#[derive(Clone, Debug, PartialEq)]
+struct Binding {
+    field: String,
+    start: usize,
+    end: usize,
+}
+
+/// A compiled path template: `/Segments[:verb]` (google/api/http.proto's grammar).
+#[derive(Clone, Debug, PartialEq)]
+struct Template {
+    segments: Vec<Segment>,
+    bindings: Vec<Binding>,
+    verb: Option<String>,
 }
 
 /// One REST route: an HTTP method and path template bound to a gRPC method.
 #[derive(Clone, Debug)]
 pub struct Route {
     method: Method,
-    segments: Vec<Segment>,
+    template: Template,
     /// `*` (the whole body is the message), a field name, or empty (no body).
     body: String,
     grpc_path: String,
@@ -57,31 +74,118 @@ pub struct RuleError {
     problem: String,
 }
 
-fn parse_template(t: &str) -> Result<Vec<Segment>, String> {
+fn parse_template(t: &str) -> Result<Template, String> {
     let path = t
         .strip_prefix('/')
         .ok_or_else(|| format!("path template {t:?} must start with /"))?;
-    let path = path.split_once(':').map_or(path, |(p, _verb)| p);
-    let mut out = Vec::new();
-    for seg in path.split('/') {
-        if let Some(var) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-            let (field, pattern) = var.split_once('=').unwrap_or((var, "*"));
-            let rest = match pattern {
-                "*" => false,
-                "**" => true,
-                other => return Err(format!("unsupported variable pattern {other:?} in {t:?}")),
-            };
-            out.push(Segment::Variable {
+    // The verb follows the last ':' outside a variable.
+    let (path, verb) = match path.rfind(':') {
+        Some(i) if !path[i..].contains('}') => (&path[..i], Some(path[i + 1..].to_owned())),
+        _ => (path, None),
+    };
+    let mut tpl = Template {
+        segments: Vec::new(),
+        bindings: Vec::new(),
+        verb,
+    };
+    let mut rest = path;
+    while !rest.is_empty() || tpl.segments.is_empty() {
+        if let Some(var) = rest.strip_prefix('{') {
+            let close = var
+                .find('}')
+                .ok_or_else(|| format!("unclosed variable in {t:?}"))?;
+            let (field, pattern) = var[..close].split_once('=').unwrap_or((&var[..close], "*"));
+            if field.is_empty() || pattern.contains(['{', '}']) {
+                return Err(format!("bad variable {{{}}} in {t:?}", &var[..close]));
+            }
+            let start = tpl.segments.len();
+            for seg in pattern.split('/') {
+                tpl.segments.push(plain_segment(seg, t)?);
+            }
+            tpl.bindings.push(Binding {
                 field: field.to_owned(),
-                rest,
+                start,
+                end: tpl.segments.len(),
             });
-        } else if seg.contains(['{', '}', '*']) {
-            return Err(format!("unsupported segment {seg:?} in {t:?}"));
+            rest = &var[close + 1..];
         } else {
-            out.push(Segment::Literal(seg.to_owned()));
+            let end = rest.find('/').unwrap_or(rest.len());
+            tpl.segments.push(plain_segment(&rest[..end], t)?);
+            rest = &rest[end..];
+        }
+        match rest.strip_prefix('/') {
+            Some(r) => rest = r,
+            None if rest.is_empty() => break,
+            None => return Err(format!("expected / after a variable in {t:?}")),
         }
     }
-    Ok(out)
+    if let Some(i) = tpl.segments.iter().position(|s| *s == Segment::DoubleStar) {
+        if i + 1 != tpl.segments.len() {
+            return Err(format!("** must be the last segment in {t:?}"));
+        }
+    }
+    Ok(tpl)
+}
+
+fn plain_segment(seg: &str, t: &str) -> Result<Segment, String> {
+    match seg {
+        "*" => Ok(Segment::Star),
+        "**" => Ok(Segment::DoubleStar),
+        "" => Err(format!("empty segment in {t:?}")),
+        s if s.contains(['{', '}', '*', ':']) => Err(format!("unsupported segment {s:?} in {t:?}")),
+        s => Ok(Segment::Literal(s.to_owned())),
+    }
+}
+
+impl Template {
+    /// The path variables when `path` matches.
+    fn matches(&self, path: &str) -> Option<Vec<(String, String)>> {
+        let mut path = path.strip_prefix('/')?;
+        if let Some(verb) = &self.verb {
+            path = path.strip_suffix(verb.as_str())?.strip_suffix(':')?;
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        // The path range each template segment matched.
+        let mut spans = Vec::with_capacity(self.segments.len());
+        let mut i = 0;
+        for seg in &self.segments {
+            match seg {
+                Segment::Literal(l) => {
+                    if parts.get(i)? != l {
+                        return None;
+                    }
+                    spans.push((i, i + 1));
+                    i += 1;
+                }
+                Segment::Star => {
+                    parts.get(i).filter(|p| !p.is_empty())?;
+                    spans.push((i, i + 1));
+                    i += 1;
+                }
+                Segment::DoubleStar => {
+                    spans.push((i, parts.len()));
+                    i = parts.len();
+                }
+            }
+        }
+        if i != parts.len() {
+            return None;
+        }
+        Some(
+            self.bindings
+                .iter()
+                .map(|b| {
+                    let (from, to) = (spans[b.start].0, spans[b.end - 1].1);
+                    let value = parts[from..to]
+                        .iter()
+                        .map(|p| decode(p))
+                        .collect::<Vec<_>>()
+                        .join("/");
+                    (b.field.clone(), value)
+                })
+                .collect(),
+        )
+    }
 }
 
 impl Route {
@@ -105,7 +209,7 @@ impl Route {
         };
         let mut routes = vec![Route {
             method: verb,
-            segments: parse_template(template).map_err(err)?,
+            template: parse_template(template).map_err(err)?,
             body: rule.body.clone(),
             grpc_path: format!("/{}/{}", method.parent_service().full_name(), method.name()),
             input: method.input(),
@@ -140,27 +244,7 @@ impl Route {
 
     /// The path variables when `path` matches.
     fn matches(&self, path: &str) -> Option<Vec<(String, String)>> {
-        let mut parts = path.strip_prefix('/')?.split('/');
-        let mut vars = Vec::new();
-        for seg in &self.segments {
-            match seg {
-                Segment::Literal(l) => {
-                    if parts.next()? != l {
-                        return None;
-                    }
-                }
-                Segment::Variable { field, rest: false } => {
-                    let v = parts.next().filter(|v| !v.is_empty())?;
-                    vars.push((field.clone(), decode(v)));
-                }
-                Segment::Variable { field, rest: true } => {
-                    let v: Vec<&str> = parts.by_ref().collect();
-                    vars.push((field.clone(), decode(&v.join("/"))));
-                    return Some(vars);
-                }
-            }
-        }
-        parts.next().is_none().then_some(vars)
+        self.template.matches(path)
     }
 }
 
@@ -168,6 +252,14 @@ fn decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
+}
+
+/// A query string's `key=value` pairs, percent-decoded (`+` as space), in order.
+pub fn query_pairs(q: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    q.split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(&k.replace('+', " ")), decode(&v.replace('+', " ")))
+    })
 }
 
 /// Finds the route for a request: its index in `routes` and the path variables.
@@ -250,7 +342,7 @@ fn error_response(s: &Status) -> HttpResponse {
 /// Serves a REST call.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
-    req: http::Request<Incoming>,
+    req: http::Request<RequestBody>,
     route: usize,
     vars: Vec<(String, String)>,
 ) -> HttpResponse {
@@ -287,15 +379,8 @@ pub(crate) async fn serve(
         }
         if route.body != "*" {
             if let Some(q) = parts.uri.query() {
-                for pair in q.split('&').filter(|p| !p.is_empty()) {
-                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                    set_field(
-                        &mut obj,
-                        &route.input,
-                        &decode(k),
-                        &decode(&v.replace('+', " ")),
-                        true,
-                    )?;
+                for (k, v) in query_pairs(q) {
+                    set_field(&mut obj, &route.input, &k, &v, true)?;
                 }
             }
         }
@@ -398,26 +483,59 @@ mod tests {
 
     #[test]
     fn templates() {
+        let t = parse_template("/v1/users/{id}").unwrap();
         assert_eq!(
-            parse_template("/v1/users/{id}").unwrap(),
+            t.segments,
             vec![
                 Segment::Literal("v1".into()),
                 Segment::Literal("users".into()),
-                Segment::Variable {
-                    field: "id".into(),
-                    rest: false
-                }
+                Segment::Star
             ]
         );
-        assert!(parse_template("v1").is_err());
-        assert!(parse_template("/v1/{name=shelves/*}").is_err());
-        assert!(
-            parse_template("/v1/{path=**}")
-                .unwrap()
-                .contains(&Segment::Variable {
-                    field: "path".into(),
-                    rest: true
-                })
+        assert_eq!(
+            t.matches("/v1/users/7"),
+            Some(vec![("id".into(), "7".into())])
+        );
+        assert_eq!(t.matches("/v1/users/"), None);
+        assert_eq!(t.matches("/v1/users/7/x"), None);
+        for bad in ["v1", "/v1/{name", "/v1/**/x", "/v1//x", "/v1/a*"] {
+            assert!(parse_template(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nested_patterns_wildcards_and_verbs() {
+        let t = parse_template("/v1/{name=shelves/*/books/*}").unwrap();
+        assert_eq!(
+            t.matches("/v1/shelves/1/books/a%20b"),
+            Some(vec![("name".into(), "shelves/1/books/a b".into())])
+        );
+        assert_eq!(t.matches("/v1/shelves/1/novels/2"), None);
+
+        let t = parse_template("/v1/{name=messages/*}:cancel").unwrap();
+        assert_eq!(t.verb.as_deref(), Some("cancel"));
+        assert_eq!(
+            t.matches("/v1/messages/9:cancel"),
+            Some(vec![("name".into(), "messages/9".into())])
+        );
+        assert_eq!(t.matches("/v1/messages/9"), None);
+
+        let t = parse_template("/v1/*/items/{path=**}").unwrap();
+        assert_eq!(
+            t.matches("/v1/any/items/a/b/c"),
+            Some(vec![("path".into(), "a/b/c".into())])
+        );
+        // `**` is zero or more segments.
+        assert_eq!(
+            t.matches("/v1/any/items"),
+            Some(vec![("path".into(), "".into())])
+        );
+        assert_eq!(t.matches("/v1/any/thing/a"), None);
+
+        let t = parse_template("/v1/{a}/{b.c=x/*}").unwrap();
+        assert_eq!(
+            t.matches("/v1/1/x/2"),
+            Some(vec![("a".into(), "1".into()), ("b.c".into(), "x/2".into())])
         );
     }
 }

@@ -8,6 +8,8 @@ use std::{
 
 use bytes::Bytes;
 use hyper::{body::Incoming, service::service_fn};
+
+use crate::drain::RequestBody;
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{
@@ -410,20 +412,40 @@ impl ConnContext {
 
 /// Picks the protocol for a request: gRPC, gRPC-Web, Connect, or the plain `GET /` answer.
 async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Response<ResponseBody> {
+    let http1 = req.version() < http::Version::HTTP_2;
+    let req = req.map(|b| RequestBody::new(b, http1));
     let proto = protocol(req.headers());
-    if !matches!(proto, Protocol::Framed(crate::call::Envelope::Grpc)) && !shared.rest.is_empty() {
+    let grpc = matches!(
+        proto,
+        Protocol::Framed {
+            env: crate::call::Envelope::Grpc,
+            ..
+        }
+    );
+    if !grpc && !shared.rest.is_empty() {
         if let Some((route, vars)) = crate::rest::find(&shared.rest, req.method(), req.uri().path())
         {
             return crate::rest::serve(shared, req, route, vars).await;
         }
     }
     match proto {
-        Protocol::Framed(env) => serve_grpc(shared, req, env).await,
+        Protocol::Framed { env, json } => serve_grpc(shared, req, env, json).await,
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
             crate::connect::serve_unary(shared, req, json).await
         }
+        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => plain(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
+        ),
+        Protocol::UnknownCodec => plain(
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "volley: unsupported codec; this server speaks proto and json\n",
+        ),
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
             plain(http::StatusCode::OK, HELLO)
+        }
+        _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
+            crate::connect::serve_get(shared, req).await
         }
         Protocol::Other if req.method() == http::Method::GET => plain(
             http::StatusCode::NOT_FOUND,

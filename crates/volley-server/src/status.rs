@@ -2,8 +2,11 @@
 
 use std::{borrow::Cow, fmt};
 
+use base64::{Engine, engine::general_purpose::STANDARD_NO_PAD};
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+use prost::Message;
 
 /// The gRPC status codes (`grpc/doc/statuscodes.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -114,6 +117,22 @@ struct Inner {
     code: Code,
     message: Cow<'static, str>,
     metadata: HeaderMap,
+    /// An encoded `google.rpc.Status`, sent as `grpc-status-details-bin`.
+    details: Option<Bytes>,
+}
+
+/// `google.rpc.Status`: the rich error model gRPC carries in `grpc-status-details-bin`.
+#[derive(Clone, PartialEq, Message)]
+pub struct RpcStatus {
+    /// The code, as a number.
+    #[prost(int32, tag = "1")]
+    pub code: i32,
+    /// The message.
+    #[prost(string, tag = "2")]
+    pub message: String,
+    /// Typed error details.
+    #[prost(message, repeated, tag = "3")]
+    pub details: Vec<prost_types::Any>,
 }
 
 impl Status {
@@ -123,7 +142,40 @@ impl Status {
             code,
             message: message.into(),
             metadata: HeaderMap::new(),
+            details: None,
         }))
+    }
+
+    /// A status with typed error details (`google.rpc.Status.details`), which gRPC sends in
+    /// `grpc-status-details-bin` and Connect in its error JSON.
+    pub fn with_details(
+        code: Code,
+        message: impl Into<Cow<'static, str>>,
+        details: Vec<prost_types::Any>,
+    ) -> Status {
+        let mut s = Status::new(code, message);
+        let rpc = RpcStatus {
+            code: code as i32,
+            message: s.message().to_owned(),
+            details,
+        };
+        s.0.details = Some(rpc.encode_to_vec().into());
+        s
+    }
+
+    /// The encoded `google.rpc.Status`, when the status carries details.
+    pub fn details(&self) -> Option<&Bytes> {
+        self.0.details.as_ref()
+    }
+
+    /// The typed details (empty when there are none or they do not decode).
+    pub fn detail_list(&self) -> Vec<prost_types::Any> {
+        self.0
+            .details
+            .as_ref()
+            .and_then(|d| RpcStatus::decode(d.clone()).ok())
+            .map(|s| s.details)
+            .unwrap_or_default()
     }
 
     /// The code.
@@ -158,6 +210,11 @@ impl Status {
                 headers.insert("grpc-message", v);
             }
         }
+        if let Some(d) = &self.0.details {
+            if let Ok(v) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(d)) {
+                headers.insert("grpc-status-details-bin", v);
+            }
+        }
     }
 
     /// Reads the status from trailers (or trailers-only headers); `None` when `grpc-status` is absent.
@@ -168,7 +225,13 @@ impl Status {
             .and_then(|v| v.to_str().ok())
             .map(|m| percent_decode_str(m).decode_utf8_lossy().into_owned())
             .unwrap_or_default();
-        Some(Status::new(code, message))
+        let mut status = Status::new(code, message);
+        status.0.details = headers.get("grpc-status-details-bin").and_then(|v| {
+            let v = v.as_bytes();
+            let v = v.strip_suffix(b"==").or(v.strip_suffix(b"=")).unwrap_or(v);
+            STANDARD_NO_PAD.decode(v).ok().map(Bytes::from)
+        });
+        Some(status)
     }
 }
 
@@ -224,6 +287,7 @@ impl std::error::Error for Status {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::STANDARD;
 
     #[test]
     fn codes_round_trip_and_clamp() {
@@ -246,6 +310,26 @@ mod tests {
         let back = Status::from_headers(&h).unwrap();
         assert_eq!(back.code(), Code::Internal);
         assert_eq!(back.message(), "50% off\n\u{1F600} ok");
+        assert!(back.details().is_none());
+    }
+
+    #[test]
+    fn details_travel_in_grpc_status_details_bin() {
+        let any = prost_types::Any {
+            type_url: "type.googleapis.com/x.Y".into(),
+            value: vec![1, 2, 3],
+        };
+        let s = Status::with_details(Code::NotFound, "gone", vec![any.clone()]);
+        let mut h = HeaderMap::new();
+        s.write_to(&mut h);
+        let back = Status::from_headers(&h).unwrap();
+        assert_eq!(back.detail_list(), vec![any.clone()]);
+        let decoded = RpcStatus::decode(back.details().unwrap().clone()).unwrap();
+        assert_eq!((decoded.code, decoded.message.as_str()), (5, "gone"));
+        // Peers may send the value padded.
+        let padded = STANDARD.encode(back.details().unwrap());
+        h.insert("grpc-status-details-bin", padded.parse().unwrap());
+        assert_eq!(Status::from_headers(&h).unwrap().detail_list(), vec![any]);
     }
 
     #[test]

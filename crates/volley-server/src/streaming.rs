@@ -6,25 +6,13 @@ use std::{
     task::{Context, Poll, ready},
 };
 
+use crate::drain::RequestBody;
 use bytes::Bytes;
 use futures_core::Stream;
 use http_body::Body;
-use hyper::body::Incoming;
 use prost::Message;
 
 use crate::{Status, codec::FrameDecoder, envelope::Base64Decoder};
-
-/// How request bytes are turned into gRPC frames before decoding.
-#[derive(Default)]
-pub(crate) enum Transform {
-    /// They are gRPC frames already.
-    #[default]
-    None,
-    /// gRPC-Web text: base64.
-    Base64(Base64Decoder),
-    /// Connect streaming with JSON: each message is JSON of this type, re-encoded to protobuf.
-    Json(prost_reflect::MessageDescriptor),
-}
 
 /// Messages of type `T` as the client sends them; ends when the client half-closes.
 ///
@@ -71,19 +59,28 @@ impl<T: Message + Default> Stream for Streaming<T> {
 
 /// Undecoded message payloads read from a request body.
 pub(crate) struct RawStreaming {
-    body: Incoming,
+    body: RequestBody,
     decoder: FrameDecoder,
     done: bool,
-    transform: Transform,
+    /// gRPC-Web text: the body is base64 of the frames.
+    base64: Option<Base64Decoder>,
+    /// The JSON codec: each message is JSON of this type, re-encoded to protobuf.
+    json: Option<prost_reflect::MessageDescriptor>,
 }
 
 impl RawStreaming {
-    pub(crate) fn new(body: Incoming, decoder: FrameDecoder, transform: Transform) -> Self {
+    pub(crate) fn new(
+        body: RequestBody,
+        decoder: FrameDecoder,
+        base64: bool,
+        json: Option<prost_reflect::MessageDescriptor>,
+    ) -> Self {
         RawStreaming {
             body,
             decoder,
             done: false,
-            transform,
+            base64: base64.then(Base64Decoder::default),
+            json,
         }
     }
 
@@ -100,21 +97,21 @@ impl RawStreaming {
         loop {
             match self.decoder.next_message() {
                 Ok(Some(m)) => {
-                    return match &self.transform {
-                        Transform::Json(desc) => match crate::connect::json_to_proto(desc, &m) {
+                    return match &self.json {
+                        Some(desc) => match crate::connect::json_to_proto(desc, &m) {
                             Ok(b) => Poll::Ready(Some(Ok(b))),
                             Err(e) => self.fail(e),
                         },
-                        _ => Poll::Ready(Some(Ok(m))),
+                        None => Poll::Ready(Some(Ok(m))),
                     };
                 }
                 Ok(None) => {}
                 Err(e) => return self.fail(e),
             }
             if self.done {
-                if let Transform::Base64(b) = &self.transform {
+                if let Some(b) = &self.base64 {
                     if !b.is_empty() {
-                        self.transform = Transform::None;
+                        self.base64 = None;
                         return self.fail(Status::invalid_argument(
                             "grpc-web-text: the body ended inside a base64 quantum",
                         ));
@@ -131,12 +128,12 @@ impl RawStreaming {
             match ready!(Pin::new(&mut self.body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        match &mut self.transform {
-                            Transform::Base64(b) => match b.push(&data) {
+                        match &mut self.base64 {
+                            Some(b) => match b.push(&data) {
                                 Ok(decoded) => self.decoder.push(decoded),
                                 Err(e) => return self.fail(e),
                             },
-                            _ => self.decoder.push(data),
+                            None => self.decoder.push(data),
                         }
                     }
                 }
@@ -152,13 +149,14 @@ impl RawStreaming {
         }
     }
 
-    /// Reads exactly one message and the end of the stream, as a unary request must be.
+    /// Reads exactly one message and the end of the stream, as a unary request must be; a
+    /// cardinality violation is UNIMPLEMENTED (as grpc-go and the Connect suite expect).
     pub(crate) async fn single(mut self) -> Result<Bytes, Status> {
         let first = std::future::poll_fn(|cx| self.poll_message(cx)).await;
         let msg = match first {
             Some(r) => r?,
             None => {
-                return Err(Status::internal(
+                return Err(Status::unimplemented(
                     "grpc: the client sent no request message for a unary call",
                 ));
             }
@@ -166,7 +164,7 @@ impl RawStreaming {
         match std::future::poll_fn(|cx| self.poll_message(cx)).await {
             None => Ok(msg),
             Some(Err(e)) => Err(e),
-            Some(Ok(_)) => Err(Status::internal(
+            Some(Ok(_)) => Err(Status::unimplemented(
                 "grpc: the client sent more than one request message for a unary call",
             )),
         }

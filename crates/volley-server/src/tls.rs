@@ -90,10 +90,64 @@ pub fn load_pem(
 /// A server config from PEM files, offering ALPN `h2` and `http/1.1`.
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
     let (chain, key) = load_pem(cert, key)?;
-    let mut cfg = ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+    config(chain, key, None)
+}
+
+/// A server config from PEM text; with `client_ca`, clients must present a certificate that CA
+/// signed (mutual TLS).
+pub fn server_config_from_pem(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    client_ca: Option<&[u8]>,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    let pem_err = |problem: String| TlsError::Pem {
+        path: PathBuf::from("<memory>"),
+        problem,
+    };
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_err(format!("not a PEM certificate: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem)
+        .map_err(|e| pem_err(format!("no private key found: {e}")))?;
+    let roots = match client_ca {
+        None => None,
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(ca) {
+                let c = c.map_err(|e| pem_err(format!("not a PEM client CA: {e}")))?;
+                roots
+                    .add(c)
+                    .map_err(|e| pem_err(format!("unusable client CA: {e}")))?;
+            }
+            Some(roots)
+        }
+    };
+    config(chain, key, roots)
+}
+
+fn config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_roots: Option<rustls::RootCertStore>,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    let builder =
+        ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
+    let builder = match client_roots {
+        None => builder.with_no_client_auth(),
+        Some(roots) => {
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider(),
+            )
+            .build()
+            .map_err(|e| TlsError::Pem {
+                path: PathBuf::from("<memory>"),
+                problem: format!("client CA: {e}"),
+            })?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut cfg = builder.with_single_cert(chain, key)?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(cfg))
 }

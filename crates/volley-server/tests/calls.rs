@@ -247,9 +247,9 @@ async fn bad_input_gets_a_status_and_the_connection_keeps_serving() {
     let reply = c.call("/test.Calc/Echo", &[], vec![short]).await.unwrap();
     assert_eq!(reply.code(), Code::Internal);
 
-    // No message at all for a unary method.
+    // No message at all for a unary method: a cardinality violation, UNIMPLEMENTED as in grpc-go.
     let reply = c.call("/test.Calc/Echo", &[], vec![]).await.unwrap();
-    assert_eq!(reply.code(), Code::Internal);
+    assert_eq!(reply.code(), Code::Unimplemented);
 
     // Too large: refused from the length prefix.
     let big = Num {

@@ -150,6 +150,11 @@ pub async fn read_reply(resp: http::Response<h2::RecvStream>) -> Result<RawReply
     }
     while buf.len() >= 5 {
         let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+        if buf.len() < 5 + len {
+            // A truncated or non-gRPC body: keep the rest whole.
+            messages.push(std::mem::take(&mut buf));
+            break;
+        }
         let m = buf.slice(5..5 + len);
         buf = buf.slice(5 + len..);
         messages.push(m);

@@ -1,0 +1,91 @@
+//! Request bodies that HTTP/1.1 drains instead of dropping when a call ends early.
+//!
+//! Over HTTP/1.1 a server that answers (say, RESOURCE_EXHAUSTED for an oversized message) and
+//! closes while the client is still uploading makes the client's write fail with a broken pipe,
+//! and the client never reads the answer. Like Go's net/http, we read and discard what is left,
+//! bounded in bytes and time, so the answer arrives. HTTP/2 needs none of this: the stream is
+//! reset and the connection lives on.
+
+use std::{
+    pin::Pin,
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+
+/// At most this much is read and thrown away after the call has ended.
+const DRAIN_BYTES: usize = 8 << 20;
+/// For at most this long.
+const DRAIN_TIME: Duration = Duration::from_secs(3);
+
+/// A request body; over HTTP/1.1 the unread rest is drained in the background on drop.
+pub(crate) struct RequestBody {
+    inner: Option<Incoming>,
+    drain: bool,
+}
+
+impl RequestBody {
+    /// Wraps a body; `http1` turns draining on.
+    pub(crate) fn new(inner: Incoming, http1: bool) -> Self {
+        RequestBody {
+            inner: Some(inner),
+            drain: http1,
+        }
+    }
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        match self.inner.as_mut() {
+            Some(b) => Pin::new(b).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+    }
+}
+
+impl Drop for RequestBody {
+    fn drop(&mut self) {
+        let Some(mut body) = self.inner.take() else {
+            return;
+        };
+        if !self.drain || body.is_end_stream() {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            let drain = async {
+                let mut read = 0;
+                while let Some(Ok(frame)) =
+                    std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+                {
+                    read += frame.data_ref().map_or(0, Bytes::len);
+                    if read > DRAIN_BYTES {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
+        });
+    }
+}
