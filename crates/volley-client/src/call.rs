@@ -104,25 +104,58 @@ pub async fn unary(
     head: &CallHead,
     body: Bytes,
 ) -> Result<UnaryReply, Status> {
-    let mut send = send
-        .clone()
-        .ready()
-        .await
-        .map_err(|e| transport_status(&e))?;
+    attempt(send, head, body).await.map_err(|f| f.status)
+}
+
+/// A failed attempt, and what it says about the connection and a second try.
+#[derive(Debug)]
+pub struct Failure {
+    /// The call's status.
+    pub status: Status,
+    /// The server never saw the call (the connection was gone before the stream opened, the
+    /// stream was refused, or it lay beyond a GOAWAY's last stream id): sending it again is safe,
+    /// as gRPC's transparent retry does.
+    pub unprocessed: bool,
+    /// The connection should take no new calls (it failed, or the peer is going away).
+    pub retire: bool,
+}
+
+fn failure(e: &h2::Error, before_send: bool) -> Failure {
+    let refused = e.is_reset() && e.reason() == Some(h2::Reason::REFUSED_STREAM);
+    let go_away = e.is_go_away();
+    Failure {
+        status: transport_status(e),
+        unprocessed: before_send || refused || (go_away && e.is_remote()),
+        retire: before_send || go_away || e.is_io(),
+    }
+}
+
+/// [`unary`], with the failure classified for a channel that may retry elsewhere.
+pub async fn attempt(
+    send: &SendRequest<Bytes>,
+    head: &CallHead,
+    body: Bytes,
+) -> Result<UnaryReply, Failure> {
+    let mut send = send.clone().ready().await.map_err(|e| failure(&e, true))?;
     let (resp, mut stream) = send
         .send_request(head.request(), false)
-        .map_err(|e| transport_status(&e))?;
+        .map_err(|e| failure(&e, true))?;
     stream
         .send_data(body, true)
-        .map_err(|e| transport_status(&e))?;
-    let resp = resp.await.map_err(|e| transport_status(&e))?;
-    let reply = finish(resp).await?;
+        .map_err(|e| failure(&e, false))?;
+    let resp = resp.await.map_err(|e| failure(&e, false))?;
+    let not_retried = |status| Failure {
+        status,
+        unprocessed: false,
+        retire: false,
+    };
+    let reply = finish(resp).await.map_err(not_retried)?;
     let len = reply.bytes.saturating_sub(volley_server::codec::HEADER_LEN);
     if len > head.max_recv {
-        return Err(Status::resource_exhausted(format!(
+        return Err(not_retried(Status::resource_exhausted(format!(
             "grpc: received message larger than max ({len} vs. {})",
             head.max_recv
-        )));
+        ))));
     }
     Ok(reply)
 }

@@ -1,7 +1,13 @@
 //! One HTTP/2 connection on the h2 crate: dial (TCP or Unix socket, then TLS if asked), handshake,
 //! and a driver task that keeps it alive. Clones share the connection.
 
-use std::time::Duration;
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use bytes::Bytes;
 use h2::client::SendRequest;
@@ -59,6 +65,18 @@ pub enum ConnectError {
 #[derive(Clone, Debug)]
 pub struct Connection {
     send: SendRequest<Bytes>,
+    /// False once the connection's driver has ended (closed, failed keepalive) or the peer sent
+    /// GOAWAY (set by whoever saw it): no new calls should go here.
+    usable: Arc<AtomicBool>,
+}
+
+/// Clears the flag when the driver task ends, however it ends.
+struct MarkClosed(Arc<AtomicBool>);
+
+impl Drop for MarkClosed {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl Connection {
@@ -77,6 +95,22 @@ impl Connection {
     /// The h2 handle for opening streams.
     pub fn sender(&self) -> &SendRequest<Bytes> {
         &self.send
+    }
+
+    /// True while new calls may be placed here.
+    pub fn is_usable(&self) -> bool {
+        self.usable.load(Ordering::Acquire)
+    }
+
+    /// Stops placing new calls here (the peer said GOAWAY, or a call saw the connection fail).
+    /// Calls in flight finish normally.
+    pub fn retire(&self) {
+        self.usable.store(false, Ordering::Release);
+    }
+
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS as currently in force.
+    pub fn max_streams(&self) -> usize {
+        self.send.current_max_send_streams()
     }
 }
 
@@ -160,7 +194,10 @@ async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, Connect
             detail: plaintext_hint(ep, &e),
         })?;
     let mut ping = conn.ping_pong().expect("ping_pong is taken once, here");
+    let usable = Arc::new(AtomicBool::new(true));
+    let mark = MarkClosed(usable.clone());
     let driver = tokio::spawn(async move {
+        let _mark = mark;
         let _ = conn.await;
     });
     // Like grpc-go, a connection is ready only once the server has answered: a PING round trip
@@ -184,5 +221,5 @@ async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, Connect
             }
         });
     }
-    Ok(Connection { send })
+    Ok(Connection { send, usable })
 }

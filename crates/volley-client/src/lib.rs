@@ -3,10 +3,13 @@
 //! `endpoint` says where and how (TCP or Unix socket, plaintext or TLS, authority, timeouts);
 //! `tls` builds rustls client configs (CA, mTLS, server-name override, no verification);
 //! `connection` dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper);
+//! `channel` shares connections between callers under a strategy (per-request, single, pool,
+//! expanding), with GOAWAY handling, transparent retry and reconnection with backoff;
 //! `call` is the lean per-call path the load engine uses; `http1` carries plain HTTP/1.1 load;
 //! `reflect` fetches schemas by server reflection.
 
 pub mod call;
+pub mod channel;
 pub mod connection;
 pub mod endpoint;
 pub mod http1;
@@ -14,5 +17,6 @@ pub mod reflect;
 pub mod tls;
 
 pub use call::{CallHead, UnaryReply};
+pub use channel::{Channel, Lease, Strategy};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, Target};

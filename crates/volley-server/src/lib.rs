@@ -29,7 +29,7 @@ pub mod tls;
 
 pub use body::ResponseBody;
 pub use request::{Request, Response};
-pub use server::{ServeError, Server, ServerBuilder};
+pub use server::{ConnectionCounts, ServeError, Server, ServerBuilder};
 /// Generated health and reflection types (from `volley-proto`).
 pub use volley_proto::pb;
 

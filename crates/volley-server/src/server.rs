@@ -2,7 +2,15 @@
 //! port), and the graceful drain.
 
 use std::{
-    collections::HashMap, convert::Infallible, future::Future, io, net::SocketAddr, sync::Arc,
+    collections::HashMap,
+    convert::Infallible,
+    future::Future,
+    io,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
@@ -12,13 +20,13 @@ use hyper::{body::Incoming, service::service_fn};
 use crate::drain::RequestBody;
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
-    server::{
-        conn::auto,
-        graceful::{GracefulShutdown, Watcher},
-    },
+    server::conn::auto,
 };
 use prost_reflect::DescriptorPool;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::{
+    net::{TcpListener, TcpStream},
+    sync::watch,
+};
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, warn};
 
@@ -90,6 +98,7 @@ pub struct ServerBuilder {
     max_concurrent_streams: u32,
     keepalive: Option<Duration>,
     grace: Duration,
+    max_connection_age: Option<Duration>,
     tls: Option<Arc<rustls::ServerConfig>>,
     also_plaintext: bool,
     health: bool,
@@ -110,6 +119,7 @@ impl Default for ServerBuilder {
             max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
             keepalive: None,
             grace: DEFAULT_GRACE_PERIOD,
+            max_connection_age: None,
             tls: None,
             also_plaintext: false,
             health: true,
@@ -162,7 +172,16 @@ impl ServerBuilder {
         self
     }
 
-    /// How long in-flight calls may run once a drain starts.
+    /// Drains each connection (GOAWAY, then close once its calls end or the grace period passes)
+    /// when it reaches this age, like grpc-go's `MaxConnectionAge`: clients reconnect, so load
+    /// spreads over servers behind a balancer. Off by default.
+    pub fn max_connection_age(mut self, age: Option<Duration>) -> Self {
+        self.max_connection_age = age;
+        self
+    }
+
+    /// How long a drain (shutdown, or a connection past its maximum age) waits for in-flight
+    /// calls before closing connections.
     pub fn grace_period(mut self, grace: Duration) -> Self {
         self.grace = grace;
         self
@@ -272,6 +291,10 @@ impl ServerBuilder {
                 builder: conn,
                 tls: self.tls.map(TlsAcceptor::from),
                 also_plaintext: self.also_plaintext,
+                max_age: self.max_connection_age,
+                grace: self.grace,
+                accepted: AtomicU64::new(0),
+                open: AtomicUsize::new(0),
             }),
             grace: self.grace,
             health: reporter,
@@ -292,6 +315,28 @@ struct ConnContext {
     builder: auto::Builder<TokioExecutor>,
     tls: Option<TlsAcceptor>,
     also_plaintext: bool,
+    max_age: Option<Duration>,
+    grace: Duration,
+    accepted: AtomicU64,
+    open: AtomicUsize,
+}
+
+/// Connection counts, as the server sees them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionCounts {
+    /// Connections accepted since the server was built.
+    pub accepted: u64,
+    /// Connections open now.
+    pub open: usize,
+}
+
+/// Counts a connection as open for as long as it lives.
+struct OpenGuard<'a>(&'a AtomicUsize);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Server {
@@ -310,6 +355,14 @@ impl Server {
         self.conn.tls.is_some()
     }
 
+    /// How many connections it has accepted, and how many are open.
+    pub fn connections(&self) -> ConnectionCounts {
+        ConnectionCounts {
+            accepted: self.conn.accepted.load(Ordering::Relaxed),
+            open: self.conn.open.load(Ordering::Relaxed),
+        }
+    }
+
     /// Accepts connections on `listener` until `shutdown` completes, then drains: stops accepting,
     /// marks health NOT_SERVING, sends GOAWAY, and waits up to the grace period for in-flight calls.
     pub async fn serve(
@@ -317,7 +370,8 @@ impl Server {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
-        let graceful = GracefulShutdown::new();
+        // Every connection task holds a receiver: true means drain; all dropped means drained.
+        let (drain, _) = watch::channel(false);
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
@@ -329,7 +383,7 @@ impl Server {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let ctx = self.conn.clone();
-                    tokio::spawn(ctx.serve_connection(stream, peer, graceful.watcher()));
+                    tokio::spawn(ctx.serve_connection(stream, peer, drain.subscribe()));
                 }
                 Err(e) if is_per_connection(&e) => debug!("accept: {e}"),
                 Err(e) => {
@@ -341,13 +395,14 @@ impl Server {
         }
         drop(listener);
         self.health.shutdown();
-        let open = graceful.count();
+        let _ = drain.send(true);
+        let open = drain.receiver_count();
         debug!(
             "draining {open} connection(s), grace period {:?}",
             self.grace
         );
         tokio::select! {
-            () = graceful.shutdown() => debug!("drained"),
+            () = drain.closed() => debug!("drained"),
             () = tokio::time::sleep(self.grace) => warn!("grace period over; closing the remaining connections"),
         }
         Ok(())
@@ -372,29 +427,34 @@ impl ConnContext {
         self: Arc<Self>,
         stream: TcpStream,
         peer: SocketAddr,
-        watcher: Watcher,
+        drain: watch::Receiver<bool>,
     ) {
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::Relaxed);
+        let _open = OpenGuard(&self.open);
         let Some(acceptor) = &self.tls else {
-            return self.serve_io(stream, peer, watcher).await;
+            return self.serve_io(stream, peer, drain).await;
         };
         if self.also_plaintext {
             let mut first = [0u8; 1];
             match stream.peek(&mut first).await {
                 Ok(1) if first[0] != TLS_HANDSHAKE_RECORD => {
-                    return self.serve_io(stream, peer, watcher).await;
+                    return self.serve_io(stream, peer, drain).await;
                 }
                 Ok(1) => {}
                 _ => return,
             }
         }
         match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-            Ok(Ok(tls)) => self.serve_io(tls, peer, watcher).await,
+            Ok(Ok(tls)) => self.serve_io(tls, peer, drain).await,
             Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
             Err(_) => debug!("TLS handshake with {peer} timed out"),
         }
     }
 
-    async fn serve_io<I>(&self, io: I, peer: SocketAddr, watcher: Watcher)
+    /// Serves one connection until it ends; a server drain or the connection's maximum age
+    /// starts its graceful shutdown (GOAWAY), and the grace period bounds an aged one.
+    async fn serve_io<I>(&self, io: I, peer: SocketAddr, mut drain: watch::Receiver<bool>)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -404,7 +464,32 @@ impl ConnContext {
             async move { Ok::<_, Infallible>(route(shared, req).await) }
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), svc);
-        if let Err(e) = watcher.watch(conn.into_owned()).await {
+        let mut conn = std::pin::pin!(conn);
+        let far = Duration::from_secs(86_400 * 365);
+        let aged = tokio::time::sleep(self.max_age.unwrap_or(far));
+        let mut aged = std::pin::pin!(aged);
+        let mut draining = false;
+        let result = loop {
+            tokio::select! {
+                r = conn.as_mut() => break r,
+                () = async { drop(drain.wait_for(|d| *d).await) }, if !draining => {
+                    draining = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+                () = &mut aged, if !draining => {
+                    debug!("connection from {peer} reached its maximum age; draining");
+                    conn.as_mut().graceful_shutdown();
+                    match tokio::time::timeout(self.grace, conn.as_mut()).await {
+                        Ok(r) => break r,
+                        Err(_) => {
+                            debug!("connection from {peer}: grace period over, closing");
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
             debug!("connection from {peer} ended: {e}");
         }
     }
