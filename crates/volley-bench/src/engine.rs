@@ -13,7 +13,7 @@ use std::{
 };
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
-use volley_client::{CallHead, Connection, Endpoint, http1::Http1Connection};
+use volley_client::{CallHead, Channel, Endpoint, Strategy, http1::Http1Connection};
 use volley_server::Status;
 
 use crate::{
@@ -112,7 +112,15 @@ pub fn run(
     control: Arc<Control>,
 ) -> Result<Outcome, BenchError> {
     let conns = opts.connections.max(1);
-    let threads = opts.cpus.clamp(1, conns);
+    let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
+    // HTTP/1.1: one connection per worker, split over threads. HTTP/2: each thread runs a channel
+    // with its share of the strategy's connections.
+    let slots = match opts.strategy {
+        _ if h1 => conns,
+        Strategy::PerRequest => opts.cpus,
+        s => s.max_connections(),
+    };
+    let threads = opts.cpus.clamp(1, slots.max(1));
     let workers = opts.max_workers().max(1);
     let (stop_tx, _) = watch::channel(false);
     let shared = Arc::new(Shared {
@@ -130,7 +138,7 @@ pub fn run(
     for t in 0..threads {
         let my_conns: Vec<usize> = (0..conns).filter(|c| c % threads == t).collect();
         let my_workers: Vec<usize> = (0..workers)
-            .filter(|w| (w % conns) % threads == t)
+            .filter(|w| if h1 { (w % conns) % threads } else { w % threads } == t)
             .collect();
         let (opts, target, shared) = (opts.clone(), target.clone(), shared.clone());
         let (connected, go) = (connected.clone(), go.clone());
@@ -138,15 +146,13 @@ pub fn run(
             std::thread::Builder::new()
                 .name(format!("volley-bench-{t}"))
                 .spawn(move || {
-                    thread_main(
-                        &opts,
-                        &target,
-                        &shared,
-                        &my_conns,
-                        &my_workers,
-                        &connected,
-                        &go,
-                    )
+                    let place = Place {
+                        t,
+                        threads,
+                        my_conns,
+                        my_workers,
+                    };
+                    thread_main(&opts, &target, &shared, &place, &connected, &go)
                 })
                 .expect("spawn a bench thread"),
         );
@@ -209,33 +215,45 @@ struct ThreadCtx {
     start_unix_nano: i64,
 }
 
+/// Which thread this is, and its connections (HTTP/1.1) and workers.
+struct Place {
+    t: usize,
+    threads: usize,
+    my_conns: Vec<usize>,
+    my_workers: Vec<usize>,
+}
+
 fn thread_main(
     opts: &RunOptions,
     target: &Arc<Target>,
     shared: &Arc<Shared>,
-    my_conns: &[usize],
-    my_workers: &[usize],
+    place: &Place,
     connected: &Barrier,
     go: &Barrier,
 ) -> Option<Recorder> {
+    let (my_conns, my_workers) = (&place.my_conns, &place.my_workers);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
     let local = LocalSet::new();
+    let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
-        let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
-        for &c in my_conns {
-            let dialled = if h1 {
-                Http1Connection::connect(&target.endpoint)
-                    .await
-                    .map(|c| Conn::H1(Rc::new(c)))
-            } else {
-                Connection::connect(&target.endpoint).await.map(Conn::H2)
-            };
-            match dialled {
-                Ok(conn) => out.push((c, conn)),
+        if !h1 {
+            let channel = Channel::new(
+                target.endpoint.clone(),
+                thread_share(opts, place.t, place.threads),
+            );
+            match channel.warm().await {
+                Ok(()) => out.push((0, Conn::H2(channel))),
+                Err(e) => shared.fail(BenchError::Connect(e.message().to_owned())),
+            }
+            return out;
+        }
+        for &c in my_conns.iter() {
+            match Http1Connection::connect(&target.endpoint).await {
+                Ok(conn) => out.push((c, Conn::H1(Rc::new(conn)))),
                 Err(e) => {
                     shared.fail(BenchError::Connect(e.to_string()));
                     break;
@@ -266,11 +284,11 @@ fn thread_main(
     });
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
-        for &w in my_workers {
+        for &w in my_workers.iter() {
             let conn_idx = w % opts.connections.max(1);
             let conn = dialled
                 .iter()
-                .find(|(c, _)| *c == conn_idx)
+                .find(|(c, _)| *c == conn_idx || !h1)
                 .map(|(_, conn)| conn.clone())
                 .expect("worker's connection dialled on its thread");
             tasks.push(tokio::task::spawn_local(worker(
@@ -290,6 +308,16 @@ fn thread_main(
         .fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
     drop(dialled);
     Rc::try_unwrap(ctx).ok().map(|c| c.recorder.into_inner())
+}
+
+/// Thread `t`'s part of the strategy: pools and expanding maxima split evenly over the threads.
+fn thread_share(opts: &RunOptions, t: usize, threads: usize) -> Strategy {
+    let share = |n: usize| (n / threads + usize::from(t < n % threads)).max(1);
+    match opts.strategy {
+        Strategy::Pool(n) => Strategy::Pool(share(n)),
+        Strategy::Expanding { max } => Strategy::Expanding { max: share(max) },
+        s => s,
+    }
 }
 
 /// This thread's CPU time (user + system).

@@ -50,7 +50,9 @@ pub async fn call(target: &Target, conn: &Conn) -> Result<usize, Status> {
             status_of(reply.status).map(|()| reply.bytes)
         }
         Conn::H2(c) => {
-            let mut send = c
+            let lease = c.lease().await?;
+            let mut send = lease
+                .connection()
                 .sender()
                 .clone()
                 .ready()

@@ -84,8 +84,11 @@ pub struct RunOptions {
     pub rate: Option<Ramp>,
     /// Fire calls without waiting for the previous one (`--async`).
     pub async_mode: bool,
-    /// HTTP/2 connections (`--connections`); worker `i` uses connection `i % connections`.
+    /// Connections (`--connections`): HTTP/2 pool size, or HTTP/1.1 connections (one per worker).
     pub connections: usize,
+    /// How HTTP/2 calls share connections (`--strategy`); each engine thread runs its own channel
+    /// with its share of the connections.
+    pub strategy: volley_client::Strategy,
     /// Per-call deadline (`-t`); `None` = none.
     pub timeout: Option<Duration>,
     /// Threads running workers (`--cpus`).

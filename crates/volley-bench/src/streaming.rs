@@ -7,8 +7,8 @@ use std::{cell::RefCell, collections::VecDeque, future::poll_fn, time::Instant};
 use bytes::Bytes;
 use h2::{RecvStream, SendStream};
 use volley_client::{
-    Connection,
-    call::{finish, transport_status, unary},
+    Channel, Connection,
+    call::{finish, transport_status},
 };
 use volley_server::{Code, Status};
 
@@ -44,8 +44,8 @@ impl CallKind {
 /// A connection of either HTTP version.
 #[derive(Clone)]
 pub enum Conn {
-    /// HTTP/2: gRPC, or HTTP load with `--http2`.
-    H2(Connection),
+    /// HTTP/2: gRPC, or HTTP load with `--http2`, through this thread's channel.
+    H2(Channel),
     /// HTTP/1.1: plain HTTP load, one request in flight.
     H1(std::rc::Rc<volley_client::http1::Http1Connection>),
 }
@@ -66,11 +66,14 @@ pub async fn call(
                 .payload
                 .message(i, worker_id)
                 .map_err(Status::internal)?;
-            unary(c.sender(), &target.head, body).await.map(|r| r.bytes)
+            c.unary(&target.head, body).await.map(|r| r.bytes)
         }
-        (_, Conn::H2(c)) => stream_call(target, opts, c, i, worker_id, rec)
-            .await
-            .map(|()| 0),
+        (_, Conn::H2(c)) => {
+            let lease = c.lease().await?;
+            stream_call(target, opts, lease.connection(), i, worker_id, rec)
+                .await
+                .map(|()| 0)
+        }
         (_, Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
     }
 }

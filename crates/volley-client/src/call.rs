@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use h2::{RecvStream, client::SendRequest};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header::CONTENT_TYPE};
 use volley_server::{Code, Status, timeout::format_grpc_timeout};
@@ -136,6 +136,16 @@ pub async fn attempt(
     head: &CallHead,
     body: Bytes,
 ) -> Result<UnaryReply, Failure> {
+    attempt_with(send, head, body, None).await
+}
+
+/// Like [`attempt`], but keeps the reply's bytes (its gRPC frames) in `keep`.
+pub async fn attempt_with(
+    send: &SendRequest<Bytes>,
+    head: &CallHead,
+    body: Bytes,
+    keep: Option<&mut BytesMut>,
+) -> Result<UnaryReply, Failure> {
     let mut send = send.clone().ready().await.map_err(|e| failure(&e, true))?;
     let (resp, mut stream) = send
         .send_request(head.request(), false)
@@ -149,7 +159,7 @@ pub async fn attempt(
         unprocessed: false,
         retire: false,
     };
-    let reply = finish(resp).await.map_err(not_retried)?;
+    let reply = finish_into(resp, keep).await.map_err(not_retried)?;
     let len = reply.bytes.saturating_sub(volley_server::codec::HEADER_LEN);
     if len > head.max_recv {
         return Err(not_retried(Status::resource_exhausted(format!(
@@ -162,6 +172,14 @@ pub async fn attempt(
 
 /// Reads a response to its status, counting message bytes.
 pub async fn finish(resp: http::Response<RecvStream>) -> Result<UnaryReply, Status> {
+    finish_into(resp, None).await
+}
+
+/// [`finish`], keeping the body's bytes in `keep` when given.
+pub async fn finish_into(
+    resp: http::Response<RecvStream>,
+    mut keep: Option<&mut BytesMut>,
+) -> Result<UnaryReply, Status> {
     let (parts, mut body) = resp.into_parts();
     if parts.status != http::StatusCode::OK {
         return Err(http_status(parts.status));
@@ -178,6 +196,9 @@ pub async fn finish(resp: http::Response<RecvStream>) -> Result<UnaryReply, Stat
     while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(|e| transport_status(&e))?;
         reply.bytes += chunk.len();
+        if let Some(k) = keep.as_deref_mut() {
+            k.extend_from_slice(&chunk);
+        }
         let _ = body.flow_control().release_capacity(chunk.len());
     }
     let trailers = body.trailers().await.map_err(|e| transport_status(&e))?;

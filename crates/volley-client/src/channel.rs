@@ -18,12 +18,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use volley_server::Status;
 
 use crate::{
     CallHead, Connection, Endpoint, UnaryReply,
-    call::{Failure, attempt},
+    call::{Failure, attempt_with},
 };
 
 /// How a channel spreads calls over connections.
@@ -284,12 +284,31 @@ impl Channel {
     /// One unary (or server-streaming, replies counted) call with a pre-framed body, retried on
     /// another connection when the server never processed it.
     pub async fn unary(&self, head: &CallHead, body: Bytes) -> Result<UnaryReply, Status> {
+        self.retrying(head, body, false).await.map(|(r, _)| r)
+    }
+
+    /// A unary call that returns the reply's first message (its payload, undecoded).
+    pub async fn unary_message(&self, head: &CallHead, body: Bytes) -> Result<Bytes, Status> {
+        let (_, frames) = self.retrying(head, body, true).await?;
+        volley_server::codec::first_message(&frames)
+            .ok_or_else(|| Status::internal("the reply held no whole message"))
+    }
+
+    async fn retrying(
+        &self,
+        head: &CallHead,
+        body: Bytes,
+        keep: bool,
+    ) -> Result<(UnaryReply, Bytes), Status> {
         let mut attempts = 0;
         loop {
             attempts += 1;
             let lease = self.lease().await?;
-            match attempt(lease.connection().sender(), head, body.clone()).await {
-                Ok(r) => return Ok(r),
+            let mut kept = BytesMut::new();
+            let sender = lease.connection().sender();
+            let keep = keep.then_some(&mut kept);
+            match attempt_with(sender, head, body.clone(), keep).await {
+                Ok(r) => return Ok((r, kept.freeze())),
                 Err(Failure {
                     status,
                     unprocessed,

@@ -34,6 +34,16 @@ pub fn frame_payload(flag: u8, payload: &[u8]) -> BytesMut {
     b
 }
 
+/// The payload of the first whole, uncompressed frame in `frames`, if there is one.
+pub fn first_message(frames: &Bytes) -> Option<Bytes> {
+    let header = frames.get(..HEADER_LEN)?;
+    if header[0] != 0 {
+        return None;
+    }
+    let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+    (frames.len() >= HEADER_LEN + len).then(|| frames.slice(HEADER_LEN..HEADER_LEN + len))
+}
+
 /// Splits request bytes into messages; checks sizes before buffering and inflates compressed ones.
 ///
 /// The common case (a whole frame inside one DATA chunk) is split out of the chunk without a copy;
@@ -137,6 +147,16 @@ impl FrameDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_message_takes_one_whole_plain_frame() {
+        let mut two = frame_payload(0, b"abc");
+        two.extend_from_slice(&frame_payload(0, b"de"));
+        assert_eq!(first_message(&two.freeze()).unwrap(), &b"abc"[..]);
+        assert!(first_message(&Bytes::from_static(&[0, 0, 0, 0, 9, 1])).is_none());
+        assert!(first_message(&frame_payload(1, b"x").freeze()).is_none());
+        assert!(first_message(&Bytes::new()).is_none());
+    }
     use crate::Code;
 
     fn frame(payload: &[u8]) -> Vec<u8> {

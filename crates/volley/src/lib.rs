@@ -3,17 +3,21 @@
 
 pub mod bench;
 pub mod cli;
+pub mod gateway;
 pub mod progress;
 pub mod serve;
 
 use anyhow::Result;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, ServeWhat};
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(*args),
+        Command::Serve(mut args) => match args.what.take() {
+            Some(ServeWhat::Gateway(g)) => gateway::run(g),
+            None => serve::run(*args),
+        },
         Command::Bench(args) => bench::run(*args),
     }
 }

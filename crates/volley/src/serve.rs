@@ -177,7 +177,7 @@ async fn serve_async(
     Ok(())
 }
 
-async fn wait_for_signal() -> &'static str {
+pub(crate) async fn wait_for_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),

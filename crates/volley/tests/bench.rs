@@ -830,12 +830,52 @@ fn bad_input_is_one_line_naming_the_problem() {
             ],
             "-x: invalid duration",
         ),
+        (
+            vec![
+                "--insecure",
+                "--proto",
+                &proto,
+                "--call",
+                "api.Users.Get",
+                "--strategy",
+                "roundrobin",
+                &addr,
+            ],
+            "--strategy: unknown strategy \"roundrobin\": use per-request, single, pool[:N] or expanding[:MAX]",
+        ),
     ];
     for (args, want) in cases {
         let err = one_line_error(&mut volley_bench(&args));
         assert!(err.contains(want), "{args:?}: {err}");
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_connection_strategy_runs() {
+    let p = serve(&[]);
+    let addr = p.addr().to_string();
+    let proto = users_proto();
+    for strategy in ["per-request", "single", "pool:3", "expanding:4"] {
+        let r = json_run(&[
+            "--insecure",
+            "--proto",
+            &proto,
+            "--call",
+            "api.Users.Get",
+            "-d",
+            "{\"id\": 7}",
+            "-n",
+            "60",
+            "-c",
+            "6",
+            "--strategy",
+            strategy,
+            &addr,
+        ]);
+        assert_eq!(r["count"], 60, "{strategy}: {r}");
+        assert_eq!(r["statusCodeDistribution"]["OK"], 60, "{strategy}: {r}");
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use volley_bench::{
 };
 
 use crate::cli::{bench::BenchArgs, duration::parse_duration, size::parse_size};
+use volley_client::Strategy;
 
 /// Where the schema comes from.
 #[derive(Debug, Clone)]
@@ -396,6 +397,16 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
     if connections == 0 {
         bail!("--connections must be at least 1");
     }
+    let strategy = match m.string(&a.strategy, "strategy")? {
+        Some(_) if http1 => {
+            bail!("--strategy applies to HTTP/2 (gRPC, or HTTP with --http2)")
+        }
+        Some(s) => {
+            Strategy::parse(&s, connections as usize).map_err(|e| anyhow!("--strategy: {e}"))?
+        }
+        None if connections > 1 => Strategy::Pool(connections as usize),
+        None => Strategy::Single,
+    };
     let concurrency = ramp(
         &m,
         RampFlags {
@@ -584,6 +595,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan> {
             rate,
             async_mode,
             connections: connections.min(max_c.max(1)) as usize,
+            strategy,
             timeout,
             cpus,
             skip_first,

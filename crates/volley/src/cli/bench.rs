@@ -168,9 +168,13 @@ pub struct BenchArgs {
     #[arg(long = "count-errors", action = ArgAction::SetTrue)]
     pub count_errors: bool,
 
-    /// HTTP/2 connections; worker i uses connection i mod N; at most -c [default: 1].
+    /// HTTP/2 connections: a pool of N, each call on the least-loaded one; at most -c [default: 1].
     #[arg(long)]
     pub connections: Option<u64>,
+    /// How calls share connections: per-request, single, pool[:N] (N defaults to --connections)
+    /// or expanding[:MAX] [default: single, or pool:N with --connections N].
+    #[arg(long)]
+    pub strategy: Option<String>,
     /// Dial timeout [default: 10s].
     #[arg(long = "connect-timeout")]
     pub connect_timeout: Option<String>,

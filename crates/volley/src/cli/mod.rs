@@ -34,7 +34,12 @@ pub enum Command {
 
 /// `volley serve`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ServeArgs {
+    /// Something else to serve instead of the built-in services.
+    #[command(subcommand)]
+    pub what: Option<ServeWhat>,
+
     /// Address to listen on (port 0 picks a free port; the log line says which).
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub addr: SocketAddr,
@@ -90,6 +95,35 @@ pub struct ServeArgs {
     pub keepalive: Duration,
 
     /// Threads serving connections, each with its own single-threaded runtime (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// What `volley serve` can run besides the built-in services.
+#[derive(Debug, Subcommand)]
+pub enum ServeWhat {
+    /// Seed 002's gateway: HTTP `GET /performance` makes one gRPC call
+    /// (helloworld.Greeter/SayHello) to --backend through a channel with --strategy.
+    Gateway(GatewayArgs),
+}
+
+/// `volley serve gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// The gRPC backend (HOST:PORT), e.g. a `volley serve` (with --delay 200ms for the sleeping case).
+    #[arg(long)]
+    pub backend: String,
+
+    /// How calls share backend connections: per-request, single, pool[:N] (default 4) or
+    /// expanding[:MAX] (default 8).
+    #[arg(long, default_value = "expanding")]
+    pub strategy: String,
+
+    /// Address to listen on (HTTP/1.1 and h2c).
+    #[arg(long, default_value = "127.0.0.1:18080")]
+    pub addr: SocketAddr,
+
+    /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
 }
