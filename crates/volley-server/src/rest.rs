@@ -138,50 +138,54 @@ fn plain_segment(seg: &str, t: &str) -> Result<Segment, String> {
 }
 
 impl Template {
+    /// Walks `path` (without its leading `/` and verb) along the template, calling `seg` with
+    /// each template segment's byte range in `path`; false when it does not match. Allocates
+    /// nothing: every REST request tries every route.
+    fn walk(&self, path: &str, mut seg: impl FnMut(usize, usize, usize)) -> bool {
+        let (mut pos, mut consumed) = (0, false);
+        for (k, s) in self.segments.iter().enumerate() {
+            if *s == Segment::DoubleStar {
+                seg(k, pos, path.len());
+                pos = path.len();
+                consumed = true;
+                continue;
+            }
+            if consumed {
+                return false;
+            }
+            let end = path[pos..].find('/').map_or(path.len(), |i| pos + i);
+            let part = &path[pos..end];
+            let ok = match s {
+                Segment::Literal(l) => part == l,
+                _ => !part.is_empty(),
+            };
+            if !ok {
+                return false;
+            }
+            seg(k, pos, end);
+            consumed = end == path.len();
+            pos = if consumed { end } else { end + 1 };
+        }
+        consumed
+    }
+
     /// The path variables when `path` matches.
     fn matches(&self, path: &str) -> Option<Vec<(String, String)>> {
         let mut path = path.strip_prefix('/')?;
         if let Some(verb) = &self.verb {
             path = path.strip_suffix(verb.as_str())?.strip_suffix(':')?;
         }
-        let parts: Vec<&str> = path.split('/').collect();
-        // The path range each template segment matched.
-        let mut spans = Vec::with_capacity(self.segments.len());
-        let mut i = 0;
-        for seg in &self.segments {
-            match seg {
-                Segment::Literal(l) => {
-                    if parts.get(i)? != l {
-                        return None;
-                    }
-                    spans.push((i, i + 1));
-                    i += 1;
-                }
-                Segment::Star => {
-                    parts.get(i).filter(|p| !p.is_empty())?;
-                    spans.push((i, i + 1));
-                    i += 1;
-                }
-                Segment::DoubleStar => {
-                    spans.push((i, parts.len()));
-                    i = parts.len();
-                }
-            }
-        }
-        if i != parts.len() {
+        if !self.walk(path, |_, _, _| {}) {
             return None;
         }
+        let mut ranges = vec![(0, 0); self.segments.len()];
+        self.walk(path, |k, from, to| ranges[k] = (from, to));
         Some(
             self.bindings
                 .iter()
                 .map(|b| {
-                    let (from, to) = (spans[b.start].0, spans[b.end - 1].1);
-                    let value = parts[from..to]
-                        .iter()
-                        .map(|p| decode(p))
-                        .collect::<Vec<_>>()
-                        .join("/");
-                    (b.field.clone(), value)
+                    let (from, to) = (ranges[b.start].0, ranges[b.end - 1].1);
+                    (b.field.clone(), decode(&path[from..to]))
                 })
                 .collect(),
         )
