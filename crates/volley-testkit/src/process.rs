@@ -33,11 +33,18 @@ impl VolleyProcess {
         let sink = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let addr = rest.split_whitespace().next().unwrap_or_default();
+                // Logged before the address is reported, so a caller that saw the address also
+                // sees the line in `log()`.
+                let addr = line.split("listening on ").nth(1).map(|rest| {
+                    rest.split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned()
+                });
+                sink.lock().unwrap().push(line);
+                if let Some(addr) = addr {
                     let _ = tx.send(addr.parse::<SocketAddr>());
                 }
-                sink.lock().unwrap().push(line);
             }
         });
         let addr = match rx.recv_timeout(Duration::from_secs(30)) {

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod cli;
 pub mod gateway;
+pub mod netns;
+pub mod orders;
 pub mod progress;
 pub mod serve;
 
@@ -19,5 +21,6 @@ pub fn run(cli: Cli) -> Result<()> {
             None => serve::run(*args),
         },
         Command::Bench(args) => bench::run(*args),
+        Command::Orders(args) => orders::run(args),
     }
 }

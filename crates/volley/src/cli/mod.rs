@@ -30,6 +30,65 @@ pub enum Command {
     /// With no host, benches the built-in services in-process.
     #[command(version, disable_version_flag = true)]
     Bench(Box<bench::BenchArgs>),
+    /// Seed 004's order study: N clients send M timestamped orders to orders.OrderService, one
+    /// unary call per order or one bidi stream per client; prints throughput, client-to-server
+    /// time and round trip per order.
+    Orders(OrdersArgs),
+}
+
+/// `volley orders`.
+#[derive(Debug, Args)]
+pub struct OrdersArgs {
+    /// The server (a `volley serve`, or any orders.OrderService). Without it, volley starts its
+    /// own `volley serve` process for the run (on 127.0.0.1, or in a namespace with --netns).
+    #[arg(long)]
+    pub addr: Option<String>,
+
+    /// With the server volley starts: TLS, with a certificate generated for the run.
+    #[arg(long, conflicts_with = "addr")]
+    pub tls: bool,
+
+    /// With the server volley starts: run it in one network namespace and the clients in another,
+    /// joined by a veth pair with this netem delay each way (e.g. 0.5ms; 0 for none). Needs root
+    /// or CAP_NET_ADMIN; everything created is removed at the end, also on Ctrl-C.
+    #[arg(long, value_parser = parse_duration, value_name = "DELAY", conflicts_with = "addr")]
+    pub netns: Option<Duration>,
+
+    /// TLS server name to verify (default: the host of --addr).
+    #[arg(long, value_name = "NAME")]
+    pub server_name: Option<String>,
+
+    /// Server threads for the server volley starts.
+    #[arg(long, default_value_t = 1)]
+    pub server_threads: usize,
+
+    /// unary (one call per order) or stream (one bidi stream per client).
+    #[arg(long, default_value = "stream")]
+    pub mode: String,
+
+    /// Clients, each with its own connection (the seed's --no-of-clients).
+    #[arg(long, default_value_t = 1000)]
+    pub clients: usize,
+
+    /// Orders in all, split evenly over the clients (the seed's --count).
+    #[arg(long, default_value_t = 10000)]
+    pub count: u64,
+
+    /// Stream mode: most orders a client has sent and not yet seen answered.
+    #[arg(long, default_value_t = 64)]
+    pub window: usize,
+
+    /// Use TLS, trusting this PEM CA (e.g. the ca.pem `volley serve --tls-self-signed` writes).
+    #[arg(long, value_name = "PEM")]
+    pub cacert: Option<PathBuf>,
+
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Client threads (default: one per core).
+    #[arg(long)]
+    pub cpus: Option<usize>,
 }
 
 /// `volley serve`.

@@ -1,0 +1,568 @@
+//! `volley orders`: seed 004's study. `--clients N` clients, each on its own connection, send
+//! `--count M` orders in all (split evenly) to `orders.OrderService`, stamped with `requestTime`;
+//! the server stamps `responseTime`. Unary: one call per order, one after another per client.
+//! Stream: one bidi stream per client, orders pipelined (at most `--window` unanswered), replies
+//! matched in order. Per order: client-to-server time (the two clocks: same host or namespaces
+//! on one host share a clock) and round trip. Plaintext, or TLS with `--cacert`.
+//!
+//! Without `--addr` it starts its own `volley serve` process (TLS with a certificate generated
+//! for the run with `--tls`; in a network namespace, the clients in another, with `--netns`) and
+//! adds the server's CPU time to the report.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Command, Stdio},
+    sync::Arc,
+    time::{Duration, Instant, SystemTime},
+};
+
+use anyhow::{Result, anyhow, bail};
+use bytes::{Bytes, BytesMut};
+use hdrhistogram::Histogram;
+use prost::Message;
+use prost_types::Timestamp;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Barrier;
+use volley_client::{
+    CallHead, Connection, Endpoint, Target,
+    call::{attempt_with, transport_status},
+    tls::{TlsOptions, client_config},
+};
+use volley_server::{Code, Status, codec::FrameDecoder};
+use volley_services::pb::orders::{Order, OrderReply};
+
+use crate::cli::OrdersArgs;
+
+/// One run's figures.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrdersReport {
+    /// `unary` or `stream`.
+    pub mode: String,
+    /// Clients (connections).
+    pub clients: usize,
+    /// Orders sent (and answered).
+    pub orders: u64,
+    /// TLS on.
+    pub tls: bool,
+    /// Seconds to open every client's connection.
+    pub connect_seconds: f64,
+    /// Seconds from the first order to the last reply.
+    pub elapsed_seconds: f64,
+    /// Orders per second over `elapsed_seconds`.
+    pub orders_per_second: f64,
+    /// Client-to-server time (server `responseTime` - client `requestTime`), microseconds.
+    pub client_to_server_us: Quantiles,
+    /// Round trip per order, microseconds.
+    pub round_trip_us: Quantiles,
+    /// This process's CPU time (user + system) per order while orders flowed, microseconds.
+    pub client_cpu_us_per_order: f64,
+    /// The server process's CPU time per order over the whole run (connections included), when
+    /// volley started the server; microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_order: Option<f64>,
+    /// The netem delay each way, when run across namespaces; microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netem_delay_us: Option<u64>,
+}
+
+/// Selected quantiles, microseconds.
+#[derive(Debug, Serialize, Deserialize, Default)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Quantiles {
+    fn of(h: &Histogram<u64>) -> Quantiles {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Quantiles {
+            p50: us(h.value_at_quantile(0.5)),
+            p90: us(h.value_at_quantile(0.9)),
+            p99: us(h.value_at_quantile(0.99)),
+            max: us(h.max()),
+        }
+    }
+}
+
+/// Per-client recordings.
+struct Recorded {
+    c2s: Histogram<u64>,
+    rtt: Histogram<u64>,
+}
+
+impl Recorded {
+    fn new() -> Recorded {
+        let h = || Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        Recorded { c2s: h(), rtt: h() }
+    }
+
+    fn record(&mut self, sent_wall: SystemTime, sent: Instant, reply: &OrderReply) {
+        let rtt = sent.elapsed().as_nanos() as u64;
+        self.rtt.saturating_record(rtt.max(1));
+        if let Some(at) = &reply.response_time {
+            let server = SystemTime::UNIX_EPOCH
+                + Duration::new(at.seconds.max(0) as u64, at.nanos.max(0) as u32);
+            let c2s = server
+                .duration_since(sent_wall)
+                .map_or(0, |d| d.as_nanos() as u64);
+            self.c2s.saturating_record(c2s.max(1));
+        }
+    }
+}
+
+fn order(i: u64) -> (Order, SystemTime, Instant) {
+    let wall = SystemTime::now();
+    let o = Order {
+        instrument_id: i as i64,
+        price: 100 + (i % 1000) as i64,
+        quantity: 1,
+        side: i % 2 == 0,
+        request_time: Some(Timestamp::from(wall)),
+    };
+    (o, wall, Instant::now())
+}
+
+fn frame(o: &Order) -> Bytes {
+    volley_server::codec::encode_frame(o)
+}
+
+fn endpoint(addr: &str, args: &OrdersArgs) -> Result<Endpoint> {
+    let target = Target::parse(addr).map_err(|e| anyhow!("--addr: {e}"))?;
+    let mut ep = Endpoint::new(target).map_err(|e| anyhow!("--addr: {e}"))?;
+    if let Some(ca) = &args.cacert {
+        let opts = TlsOptions {
+            ca: Some(ca.clone()),
+            cert: None,
+            key: None,
+            skip_verify: false,
+        };
+        ep = ep.tls(client_config(&opts)?);
+    }
+    if let Some(n) = &args.server_name {
+        ep = ep
+            .server_name(n)
+            .map_err(|e| anyhow!("--server-name: {e}"))?;
+    }
+    Ok(ep)
+}
+
+/// Runs the study and prints the report.
+pub fn run(args: OrdersArgs) -> Result<()> {
+    if args.clients == 0 {
+        bail!("--clients must be at least 1");
+    }
+    if args.count == 0 {
+        bail!("--count must be at least 1");
+    }
+    if args.window == 0 {
+        bail!("--window must be at least 1");
+    }
+    let stream = match args.mode.as_str() {
+        "unary" => false,
+        "stream" => true,
+        other => bail!("--mode must be unary or stream, not {other:?}"),
+    };
+    let report = match args.addr.clone() {
+        Some(addr) => measure(&addr, &args, stream)?,
+        None => with_own_server(&args)?,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report));
+    }
+    Ok(())
+}
+
+/// Runs the clients in this process against `addr`.
+fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<OrdersReport> {
+    let ep = endpoint(addr, args)?;
+    let threads = args
+        .cpus
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()?;
+    rt.block_on(study(args, ep, stream))
+}
+
+/// Starts `volley serve` (in the server namespace with --netns), runs the clients (in the client
+/// namespace with --netns, as a child `volley orders`), stops the server, removes the namespaces.
+fn with_own_server(args: &OrdersArgs) -> Result<OrdersReport> {
+    let exe = std::env::current_exe()?;
+    let ns = args.netns.map(crate::netns::Netns::create).transpose()?;
+    let host = if ns.is_some() {
+        crate::netns::SERVER_IP
+    } else {
+        "127.0.0.1"
+    };
+    let tls_dir = std::env::temp_dir().join(format!("volley-orders-tls-{}", std::process::id()));
+    let mut server = match &ns {
+        Some(n) => crate::netns::Netns::exec(&n.server, &exe),
+        None => Command::new(&exe),
+    };
+    server.args(["serve", "--addr", &format!("{host}:0"), "--threads"]);
+    server.arg(args.server_threads.to_string());
+    if args.tls {
+        server
+            .args(["--tls-self-signed", "--tls-dir"])
+            .arg(&tls_dir);
+    }
+    let mut server = Server::start(server)?;
+    let result = (|| {
+        let mut client_args = args.clone_for_child(&server.addr);
+        if args.tls {
+            client_args.cacert = Some(tls_dir.join("ca.pem"));
+            client_args.server_name = Some("localhost".into());
+        }
+        let mut report = match &ns {
+            None => measure(&server.addr, &client_args, args.mode == "stream")?,
+            Some(n) => {
+                let mut c = crate::netns::Netns::exec(&n.client, &exe);
+                c.args(client_args.to_argv())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let child = c.spawn()?;
+                crate::netns::track(child.id());
+                let out = child.wait_with_output()?;
+                if !out.status.success() {
+                    bail!(
+                        "the clients failed: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                }
+                serde_json::from_slice::<OrdersReport>(&out.stdout)
+                    .map_err(|e| anyhow!("cannot read the clients' report: {e}"))?
+            }
+        };
+        let cpu = server.cpu();
+        report.server_cpu_us_per_order =
+            Some(cpu.as_secs_f64() * 1e6 / report.orders.max(1) as f64);
+        report.netem_delay_us = args.netns.map(|d| d.as_micros() as u64);
+        Ok(report)
+    })();
+    server.stop();
+    let _ = std::fs::remove_dir_all(&tls_dir);
+    drop(ns);
+    result
+}
+
+/// The `volley serve` process a run started.
+struct Server {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(mut cmd: Command) -> Result<Server> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow!("cannot start volley serve: {e}"))?;
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_owned());
+                    }
+                }
+            }
+        });
+        crate::netns::track(child.id());
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => Ok(Server { child, addr }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("volley serve did not start")
+            }
+        }
+    }
+
+    fn cpu(&self) -> Duration {
+        cpu_of(&format!("/proc/{}/stat", self.child.id()))
+    }
+
+    fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl OrdersArgs {
+    /// The same run, against `addr`, printing JSON (for the child in the client namespace).
+    fn clone_for_child(&self, addr: &str) -> OrdersArgs {
+        OrdersArgs {
+            addr: Some(addr.to_owned()),
+            tls: false,
+            netns: None,
+            json: true,
+            cacert: self.cacert.clone(),
+            server_name: self.server_name.clone(),
+            mode: self.mode.clone(),
+            clients: self.clients,
+            count: self.count,
+            window: self.window,
+            cpus: self.cpus,
+            server_threads: self.server_threads,
+        }
+    }
+
+    fn to_argv(&self) -> Vec<String> {
+        let mut v: Vec<String> = vec!["orders".into(), "--json".into()];
+        let mut kv = |k: &str, val: String| {
+            v.push(k.into());
+            v.push(val);
+        };
+        kv("--addr", self.addr.clone().unwrap_or_default());
+        kv("--mode", self.mode.clone());
+        kv("--clients", self.clients.to_string());
+        kv("--count", self.count.to_string());
+        kv("--window", self.window.to_string());
+        if let Some(c) = &self.cacert {
+            kv("--cacert", c.display().to_string());
+        }
+        if let Some(n) = &self.server_name {
+            kv("--server-name", n.clone());
+        }
+        if let Some(c) = self.cpus {
+            kv("--cpus", c.to_string());
+        }
+        v
+    }
+}
+
+/// The seed's two lines, then ours.
+fn text(r: &OrdersReport) -> String {
+    let q = |q: &Quantiles| {
+        format!(
+            "p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us",
+            q.p50, q.p90, q.p99, q.max
+        )
+    };
+    format!(
+        "Number of clients {} and number of order transactions {}\n\
+         transactions and elapsed time {:.4} in seconds\n\
+         \n  {}, {}{}\n  orders/s:        {:.0}\n  client->server:  {}\n  round trip:      {}\n  \
+         connect:         {:.4} s for {} connection(s)\n  client CPU:      {:.2} us per order\n{}",
+        r.clients,
+        r.orders,
+        r.elapsed_seconds,
+        r.mode,
+        if r.tls { "TLS" } else { "plaintext" },
+        r.netem_delay_us
+            .map(|d| format!(", across namespaces with {d} us netem each way"))
+            .unwrap_or_default(),
+        r.orders_per_second,
+        q(&r.client_to_server_us),
+        q(&r.round_trip_us),
+        r.connect_seconds,
+        r.clients,
+        r.client_cpu_us_per_order,
+        r.server_cpu_us_per_order
+            .map(|c| format!("  server CPU:      {c:.2} us per order (whole run)\n"))
+            .unwrap_or_default(),
+    )
+}
+
+async fn study(args: &OrdersArgs, ep: Endpoint, stream: bool) -> Result<OrdersReport> {
+    let clients = args.clients;
+    let authority = ep.authority.clone();
+    let scheme = if ep.tls.is_some() { "https" } else { "http" };
+    let path = if stream {
+        "/orders.OrderService/AddOrder"
+    } else {
+        "/orders.OrderService/AddOrderUnary"
+    };
+    let head = Arc::new(
+        CallHead::new(scheme, &authority, path, &[], None, false).map_err(|e| anyhow!(e))?,
+    );
+    let ep = Arc::new(ep);
+    let connected = Arc::new(Barrier::new(clients + 1));
+    let go = Arc::new(Barrier::new(clients + 1));
+    let t0 = Instant::now();
+    let mut tasks = Vec::with_capacity(clients);
+    for c in 0..clients {
+        let share =
+            args.count / clients as u64 + u64::from((c as u64) < args.count % clients as u64);
+        let (ep, head, connected, go) = (ep.clone(), head.clone(), connected.clone(), go.clone());
+        let window = args.window;
+        tasks.push(tokio::spawn(async move {
+            let conn = Connection::connect(&ep).await;
+            connected.wait().await;
+            go.wait().await;
+            let conn = conn.map_err(|e| Status::unavailable(e.to_string()))?;
+            let mut rec = Recorded::new();
+            if stream {
+                stream_client(&conn, &head, share, window, &mut rec).await?;
+            } else {
+                unary_client(&conn, &head, share, &mut rec).await?;
+            }
+            Ok::<_, Status>(rec)
+        }));
+    }
+    connected.wait().await;
+    let connect_seconds = t0.elapsed().as_secs_f64();
+    let cpu0 = process_cpu();
+    let t1 = Instant::now();
+    go.wait().await;
+    let mut all = Recorded::new();
+    let mut first_error = None;
+    for t in tasks {
+        match t.await.map_err(|e| anyhow!("a client task failed: {e}"))? {
+            Ok(r) => {
+                all.c2s.add(&r.c2s).expect("same bounds");
+                all.rtt.add(&r.rtt).expect("same bounds");
+            }
+            Err(s) => {
+                first_error.get_or_insert(s);
+            }
+        }
+    }
+    let elapsed = t1.elapsed().as_secs_f64();
+    let cpu = process_cpu().saturating_sub(cpu0);
+    if let Some(s) = first_error {
+        bail!("{}", s.message());
+    }
+    let orders = all.rtt.len();
+    Ok(OrdersReport {
+        mode: if stream { "stream" } else { "unary" }.into(),
+        clients,
+        orders,
+        tls: ep.tls.is_some(),
+        connect_seconds,
+        elapsed_seconds: elapsed,
+        orders_per_second: orders as f64 / elapsed,
+        client_to_server_us: Quantiles::of(&all.c2s),
+        round_trip_us: Quantiles::of(&all.rtt),
+        client_cpu_us_per_order: cpu.as_secs_f64() * 1e6 / orders.max(1) as f64,
+        server_cpu_us_per_order: None,
+        netem_delay_us: None,
+    })
+}
+
+/// One call per order, each waiting for its reply.
+async fn unary_client(
+    conn: &Connection,
+    head: &CallHead,
+    share: u64,
+    rec: &mut Recorded,
+) -> Result<(), Status> {
+    let mut kept = BytesMut::new();
+    for i in 0..share {
+        let (o, wall, sent) = order(i);
+        kept.clear();
+        attempt_with(conn.sender(), head, frame(&o), Some(&mut kept))
+            .await
+            .map_err(|f| f.status)?;
+        let msg = volley_server::codec::first_message(&kept.split().freeze())
+            .ok_or_else(|| Status::internal("no reply message"))?;
+        let reply = OrderReply::decode(msg).map_err(|e| Status::internal(e.to_string()))?;
+        rec.record(wall, sent, &reply);
+    }
+    Ok(())
+}
+
+/// One bidi stream: orders pipelined up to `window` unanswered, replies matched in order.
+async fn stream_client(
+    conn: &Connection,
+    head: &CallHead,
+    share: u64,
+    window: usize,
+    rec: &mut Recorded,
+) -> Result<(), Status> {
+    let mut send = conn
+        .sender()
+        .clone()
+        .ready()
+        .await
+        .map_err(|e| transport_status(&e))?;
+    let (resp, mut out) = send
+        .send_request(head.request(), false)
+        .map_err(|e| transport_status(&e))?;
+    let mut pending = std::collections::VecDeque::with_capacity(window);
+    let mut sent = 0u64;
+    let mut fill = |pending: &mut std::collections::VecDeque<(SystemTime, Instant)>,
+                    out: &mut h2::SendStream<Bytes>|
+     -> Result<(), Status> {
+        while pending.len() < window && sent < share {
+            let (o, wall, at) = order(sent);
+            out.send_data(frame(&o), false)
+                .map_err(|e| transport_status(&e))?;
+            pending.push_back((wall, at));
+            sent += 1;
+        }
+        if sent == share {
+            out.send_data(Bytes::new(), true)
+                .map_err(|e| transport_status(&e))?;
+            sent += 1; // end sent once
+        }
+        Ok(())
+    };
+    fill(&mut pending, &mut out)?;
+    let resp = resp.await.map_err(|e| transport_status(&e))?;
+    let (parts, mut body) = resp.into_parts();
+    if let Some(s) = Status::from_headers(&parts.headers) {
+        return Err(s);
+    }
+    let mut decoder = FrameDecoder::new(None, usize::MAX);
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(|e| transport_status(&e))?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        decoder.push(chunk);
+        while let Some(m) = decoder.next_message()? {
+            let reply = OrderReply::decode(m).map_err(|e| Status::internal(e.to_string()))?;
+            let (wall, at) = pending
+                .pop_front()
+                .ok_or_else(|| Status::internal("a reply with no order"))?;
+            rec.record(wall, at, &reply);
+        }
+        fill(&mut pending, &mut out)?;
+    }
+    let trailers = body.trailers().await.map_err(|e| transport_status(&e))?;
+    match trailers.as_ref().and_then(Status::from_headers) {
+        Some(s) if s.code() == Code::Ok => {}
+        Some(s) => return Err(s),
+        None => return Err(Status::internal("the stream ended without a status")),
+    }
+    if !pending.is_empty() || rec.rtt.len() != share {
+        return Err(Status::internal(format!(
+            "{} of {share} orders answered",
+            rec.rtt.len()
+        )));
+    }
+    Ok(())
+}
+
+/// This process's CPU time (user + system).
+fn process_cpu() -> Duration {
+    cpu_of("/proc/self/stat")
+}
+
+/// A process's CPU time (user + system) from its `/proc/PID/stat`.
+fn cpu_of(stat: &str) -> Duration {
+    std::fs::read_to_string(stat)
+        .ok()
+        .and_then(|s| {
+            let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
+            let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(Duration::from_millis(ticks * 10))
+        })
+        .unwrap_or_default()
+}
