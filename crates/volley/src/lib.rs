@@ -2,8 +2,10 @@
 //! runs and maps the outcome to an exit code, so tests drive everything in-process.
 
 pub mod bench;
+pub mod child;
 pub mod cli;
 pub mod gateway;
+pub mod lab;
 pub mod netns;
 pub mod orders;
 pub mod progress;
@@ -22,5 +24,6 @@ pub fn run(cli: Cli) -> Result<()> {
         },
         Command::Bench(args) => bench::run(*args),
         Command::Orders(args) => orders::run(args),
+        Command::Lab(args) => lab::run(args),
     }
 }

@@ -10,7 +10,6 @@
 //! adds the server's CPU time to the report.
 
 use std::{
-    io::{BufRead, BufReader},
     process::{Command, Stdio},
     sync::Arc,
     time::{Duration, Instant, SystemTime},
@@ -217,7 +216,7 @@ fn with_own_server(args: &OrdersArgs) -> Result<OrdersReport> {
             .args(["--tls-self-signed", "--tls-dir"])
             .arg(&tls_dir);
     }
-    let mut server = Server::start(server)?;
+    let mut server = crate::child::Child::start(server)?;
     let result = (|| {
         let mut client_args = args.clone_for_child(&server.addr);
         if args.tls {
@@ -254,55 +253,6 @@ fn with_own_server(args: &OrdersArgs) -> Result<OrdersReport> {
     let _ = std::fs::remove_dir_all(&tls_dir);
     drop(ns);
     result
-}
-
-/// The `volley serve` process a run started.
-struct Server {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(mut cmd: Command) -> Result<Server> {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| anyhow!("cannot start volley serve: {e}"))?;
-        let stderr = child.stderr.take().expect("piped");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_owned());
-                    }
-                }
-            }
-        });
-        crate::netns::track(child.id());
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(addr) => Ok(Server { child, addr }),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!("volley serve did not start")
-            }
-        }
-    }
-
-    fn cpu(&self) -> Duration {
-        cpu_of(&format!("/proc/{}/stat", self.child.id()))
-    }
-
-    fn stop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-    }
 }
 
 impl OrdersArgs {
@@ -556,7 +506,7 @@ fn process_cpu() -> Duration {
 }
 
 /// A process's CPU time (user + system) from its `/proc/PID/stat`.
-fn cpu_of(stat: &str) -> Duration {
+pub(crate) fn cpu_of(stat: &str) -> Duration {
     std::fs::read_to_string(stat)
         .ok()
         .and_then(|s| {

@@ -34,6 +34,30 @@ pub enum Command {
     /// unary call per order or one bidi stream per client; prints throughput, client-to-server
     /// time and round trip per order.
     Orders(OrdersArgs),
+    /// Rerun every seed experiment against volley's own server (or --target) and write
+    /// report.md, report.html and results.json with the seeds' figures beside ours.
+    Lab(LabArgs),
+}
+
+/// `volley lab`.
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    /// Run only this scenario (repeatable): users, http-vs-grpc, gateway, greeter, orders.
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+
+    /// Small counts and short runs (for CI and a first look).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Where the reports go.
+    #[arg(long, default_value = "volley-lab")]
+    pub out: PathBuf,
+
+    /// Load this server (HOST:PORT, plaintext) instead of volley's own, for the scenarios on the
+    /// seed protos (users, greeter, orders).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: Option<String>,
 }
 
 /// `volley orders`.

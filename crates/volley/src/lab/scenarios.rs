@@ -1,0 +1,329 @@
+//! The scenarios, one per seed: the seed's command, rerun with `volley bench`, `volley serve
+//! gateway` or `volley orders`, and the seed's published figure beside each case.
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::{Ctx, Row, Scenario};
+
+pub(super) fn all() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "users",
+            seed: "seed 000: api.Users Get and List under ghz",
+            targetable: true,
+            run: users,
+        },
+        Scenario {
+            name: "http-vs-grpc",
+            seed: "seed 001: HTTP vs gRPC on one server",
+            targetable: false,
+            run: http_vs_grpc,
+        },
+        Scenario {
+            name: "gateway",
+            seed: "seed 002: gateway connection strategies",
+            targetable: false,
+            run: gateway,
+        },
+        Scenario {
+            name: "greeter",
+            seed: "seed 003: helloworld.Greeter under ghz",
+            targetable: true,
+            run: greeter,
+        },
+        Scenario {
+            name: "orders",
+            seed: "seed 004: orders, unary vs stream, TLS, namespaces",
+            targetable: true,
+            run: orders,
+        },
+    ]
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| (*x).to_owned()).collect()
+}
+
+/// A `volley bench -O json` report as a row.
+fn bench_row(scenario: &str, case: String, seed: Option<f64>, r: &Value) -> Row {
+    let count = r["count"].as_u64().unwrap_or(0);
+    let ok = r["statusCodeDistribution"]["OK"].as_u64().unwrap_or(0);
+    let ms = |ns: &Value| ns.as_f64().unwrap_or(0.0) / 1e6;
+    let mut percentiles: Vec<(f64, f64)> = r["latencyDistribution"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(r["volley"]["latencyTail"].as_array().into_iter().flatten())
+        .map(|q| (q["percentage"].as_f64().unwrap_or(0.0), ms(&q["latency"])))
+        .collect();
+    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let at = |p: f64| {
+        percentiles
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map_or(0.0, |(_, v)| *v)
+    };
+    Row {
+        scenario: scenario.to_owned(),
+        case,
+        unit: "requests/s".into(),
+        ours: r["rps"].as_f64().unwrap_or(0.0),
+        seed,
+        calls: count,
+        errors: count - ok.min(count),
+        p50_ms: at(50.0),
+        p99_ms: at(99.0),
+        timeline: r["volley"]["timeline"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+            .collect(),
+        percentiles,
+    }
+}
+
+/// The server to load: `--target`, or a fresh `volley serve` kept alive by the returned guard.
+fn server(ctx: &Ctx, extra: &[&str]) -> Result<(String, Option<crate::child::Child>)> {
+    match &ctx.target {
+        Some(t) => Ok((t.clone(), None)),
+        None => {
+            let c = ctx.serve(extra)?;
+            Ok((c.addr.clone(), Some(c)))
+        }
+    }
+}
+
+fn users(ctx: &Ctx) -> Result<Vec<Row>> {
+    let (addr, _guard) = server(ctx, &[])?;
+    // Seed 000's requests/s for Get and List at each (c, n).
+    let cases: [(u64, u64, f64, f64); 3] = [
+        (100, 1000, 23466.69, 11374.92),
+        (250, 10000, 27808.01, 13325.76),
+        (500, 10000, 28125.46, 13197.18),
+    ];
+    let mut rows = Vec::new();
+    for (c, n, seed_get, seed_list) in cases {
+        let n = if ctx.quick { n / 10 } else { n };
+        for (method, data, seed) in [
+            ("api.Users.Get", r#"{"id":228}"#, seed_get),
+            ("api.Users.List", "{}", seed_list),
+        ] {
+            let r = ctx.volley_json(&s(&[
+                "bench",
+                "--insecure",
+                "--call",
+                method,
+                "-d",
+                data,
+                "-c",
+                &c.to_string(),
+                "-n",
+                &n.to_string(),
+                "-O",
+                "json",
+                &addr,
+            ]))?;
+            rows.push(bench_row(
+                "users",
+                format!("{method} c={c} n={n}"),
+                Some(seed),
+                &r,
+            ));
+        }
+    }
+    Ok(rows)
+}
+
+fn http_vs_grpc(ctx: &Ctx) -> Result<Vec<Row>> {
+    let guard = ctx.serve(&[])?;
+    let z = if ctx.quick { "1s" } else { "10s" };
+    let http = ctx.volley_json(&s(&[
+        "bench",
+        "-c",
+        "100",
+        "-z",
+        z,
+        "-O",
+        "json",
+        &format!("http://{}/", guard.addr),
+    ]))?;
+    let grpc = ctx.volley_json(&s(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "grpc.hi/sayHello",
+        "-d",
+        r#"{"name":"volley"}"#,
+        "-z",
+        z,
+        "-c",
+        "100",
+        "--connections",
+        "6",
+        "-O",
+        "json",
+        &guard.addr,
+    ]))?;
+    Ok(vec![
+        bench_row(
+            "http-vs-grpc",
+            format!("HTTP GET / c=100 {z}"),
+            Some(86323.13),
+            &http,
+        ),
+        bench_row(
+            "http-vs-grpc",
+            format!("gRPC grpc.hi/sayHello c=100 connections=6 {z}"),
+            Some(25995.00),
+            &grpc,
+        ),
+    ])
+}
+
+fn gateway(ctx: &Ctx) -> Result<Vec<Row>> {
+    let z = if ctx.quick { "1s" } else { "10s" };
+    // Seed 002's requests/s: (strategy, backend delay) -> figure. Its "pool with expansion"
+    // sits beside our `expanding`.
+    let seed = |strategy: &str, delay: &str| match (strategy, delay) {
+        ("per-request", "0") => Some(3542.31),
+        ("per-request", _) => Some(946.72),
+        ("single", "0") => Some(71134.55),
+        ("single", _) => Some(978.32),
+        ("expanding", "0") => Some(8372.39),
+        ("expanding", _) => Some(977.39),
+        _ => None,
+    };
+    let mut rows = Vec::new();
+    for delay in ["0", "200ms"] {
+        let backend = ctx.serve(&["--threads", "1", "--delay", delay])?;
+        for strategy in ["per-request", "single", "expanding"] {
+            let mut cmd = std::process::Command::new(&ctx.exe);
+            cmd.args([
+                "serve",
+                "gateway",
+                "--backend",
+                &backend.addr,
+                "--strategy",
+                strategy,
+                "--addr",
+                "127.0.0.1:0",
+                "--threads",
+                "1",
+            ]);
+            let gw = crate::child::Child::start(cmd)?;
+            let r = ctx.volley_json(&s(&[
+                "bench",
+                "-c",
+                "200",
+                "-z",
+                z,
+                "-O",
+                "json",
+                &format!("http://{}/performance", gw.addr),
+            ]))?;
+            rows.push(bench_row(
+                "gateway",
+                format!("{strategy}, backend delay {delay}, c=200 {z}"),
+                seed(strategy, delay),
+                &r,
+            ));
+        }
+    }
+    Ok(rows)
+}
+
+fn greeter(ctx: &Ctx) -> Result<Vec<Row>> {
+    let (addr, _guard) = server(ctx, &[])?;
+    let n = if ctx.quick { "1000" } else { "10000" };
+    let r = ctx.volley_json(&s(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-d",
+        r#"{"name": "grpcity"}"#,
+        "-n",
+        n,
+        "-c",
+        "100",
+        "-O",
+        "json",
+        &addr,
+    ]))?;
+    // Seed 003: gRPCity 4942.17 requests/s (grpc-js: 3936.49).
+    Ok(vec![bench_row(
+        "greeter",
+        format!("helloworld.Greeter/SayHello n={n} c=100"),
+        Some(4942.17),
+        &r,
+    )])
+}
+
+fn orders(ctx: &Ctx) -> Result<Vec<Row>> {
+    let (clients, count) = if ctx.quick {
+        ("10", "10000")
+    } else {
+        ("10", "100000")
+    };
+    let mut places = vec![None];
+    if ctx.target.is_none() && crate::netns::unavailable().is_none() {
+        places.push(Some("0"));
+    }
+    let mut rows = Vec::new();
+    for place in places {
+        for tls in [false, true] {
+            if tls && ctx.target.is_some() {
+                continue;
+            }
+            for mode in ["unary", "stream"] {
+                let mut a = s(&[
+                    "orders",
+                    "--json",
+                    "--mode",
+                    mode,
+                    "--clients",
+                    clients,
+                    "--count",
+                    count,
+                ]);
+                if let Some(t) = &ctx.target {
+                    a.extend(s(&["--addr", t]));
+                }
+                if tls {
+                    a.push("--tls".into());
+                }
+                if let Some(d) = place {
+                    a.extend(s(&["--netns", d]));
+                }
+                let r = ctx.volley_json(&a)?;
+                let us = |k: &str| r["roundTripUs"][k].as_f64().unwrap_or(0.0) / 1000.0;
+                rows.push(Row {
+                    scenario: "orders".into(),
+                    case: format!(
+                        "{mode}, {clients} clients x {count} orders, {}, {}",
+                        if tls { "TLS" } else { "plaintext" },
+                        if place.is_some() {
+                            "two namespaces"
+                        } else {
+                            "localhost"
+                        }
+                    ),
+                    unit: "orders/s".into(),
+                    ours: r["ordersPerSecond"].as_f64().unwrap_or(0.0),
+                    // The seed's stream runs: 1000 orders in about 0.63 s per client; its unary
+                    // runs have no 10-client setting.
+                    seed: (mode == "stream" && !tls && place.is_none()).then_some(1000.0 / 0.63),
+                    calls: r["orders"].as_u64().unwrap_or(0),
+                    errors: 0,
+                    p50_ms: us("p50"),
+                    p99_ms: us("p99"),
+                    percentiles: vec![(50.0, us("p50")), (90.0, us("p90")), (99.0, us("p99"))],
+                    timeline: Vec::new(),
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
