@@ -44,6 +44,8 @@ pub struct Row {
     pub percentiles: Vec<(f64, f64)>,
     /// Completed calls per second of the run.
     pub timeline: Vec<u64>,
+    /// Latency histogram: (bucket mark ms, calls), ghz's buckets.
+    pub histogram: Vec<(f64, u64)>,
 }
 
 /// A scenario: its name, the seed it reruns, and how to run it.

@@ -1,6 +1,6 @@
 //! The lab's reports: `results.json` (every figure), `report.md`, and a self-contained
 //! `report.html` (inline SVG charts, no scripts, no CDN): our figure beside the seed's for every
-//! case, the latency percentile curve of each run, and calls per second over time.
+//! case, the latency histogram and percentile curve of each run, and calls per second over time.
 
 use std::{fmt::Write as _, path::Path};
 
@@ -294,6 +294,19 @@ fn html(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
                 )
             })
             .collect();
+        let histograms: Vec<(String, Vec<(f64, f64)>)> = mine
+            .iter()
+            .filter(|r| !r.histogram.is_empty())
+            .map(|r| {
+                (
+                    r.case.clone(),
+                    r.histogram.iter().map(|(m, c)| (*m, *c as f64)).collect(),
+                )
+            })
+            .collect();
+        if !histograms.is_empty() {
+            s += &line_chart("Latency histogram", "ms", "calls", &histograms);
+        }
         if !curves.is_empty() {
             s += &line_chart(
                 "Latency: percentile reached at each latency",

@@ -80,6 +80,17 @@ fn bench_row(scenario: &str, case: String, seed: Option<f64>, r: &Value) -> Row 
             .flatten()
             .filter_map(Value::as_u64)
             .collect(),
+        histogram: r["histogram"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| {
+                (
+                    b["mark"].as_f64().unwrap_or(0.0) * 1000.0,
+                    b["count"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect(),
         percentiles,
     }
 }
@@ -321,6 +332,7 @@ fn orders(ctx: &Ctx) -> Result<Vec<Row>> {
                     p99_ms: us("p99"),
                     percentiles: vec![(50.0, us("p50")), (90.0, us("p90")), (99.0, us("p99"))],
                     timeline: Vec::new(),
+                    histogram: Vec::new(),
                 });
             }
         }
