@@ -322,7 +322,13 @@ fn thread_share(opts: &RunOptions, t: usize, threads: usize) -> Strategy {
 
 /// This thread's CPU time (user + system).
 fn thread_cpu_time() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/stat")
+    cpu_time("/proc/thread-self/stat")
+}
+
+/// CPU time (user + system) from a `/proc/.../stat` file: a process (`/proc/PID/stat`,
+/// `/proc/self/stat`) or a thread (`/proc/thread-self/stat`); zero when it cannot be read.
+pub fn cpu_time(stat: &str) -> Duration {
+    std::fs::read_to_string(stat)
         .ok()
         .and_then(|s| {
             let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();

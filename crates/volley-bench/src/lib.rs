@@ -15,7 +15,7 @@ pub mod report;
 pub mod schedule;
 pub mod streaming;
 
-pub use engine::{BenchError, Control, Outcome, Target, run};
+pub use engine::{BenchError, Control, Outcome, Target, cpu_time, run};
 pub use format::Format;
 pub use options::{DurationStop, EndReason, RunOptions, StreamOptions};
 pub use report::{Report, ReportOptions};

@@ -60,7 +60,7 @@ impl Child {
 
     /// Its CPU time so far (user + system).
     pub fn cpu(&self) -> Duration {
-        crate::orders::cpu_of(&format!("/proc/{}/stat", self.child.id()))
+        volley_bench::cpu_time(&format!("/proc/{}/stat", self.child.id()))
     }
 
     /// Stops it (SIGTERM) and waits.

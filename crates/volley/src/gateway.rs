@@ -48,14 +48,7 @@ pub fn run(args: GatewayArgs) -> Result<()> {
         false,
     )
     .map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()?;
+    let (rt, threads) = crate::runtime(args.threads)?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await

@@ -27,3 +27,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lab(args) => lab::run(args),
     }
 }
+
+/// A multi-threaded runtime with `threads` workers (default: one per core), for the subcommands
+/// that serve or call from many tasks (`serve gateway`, `orders`). Returns the thread count too.
+pub(crate) fn runtime(threads: Option<usize>) -> Result<(tokio::runtime::Runtime, usize)> {
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()?;
+    Ok((rt, threads))
+}

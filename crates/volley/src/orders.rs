@@ -183,14 +183,7 @@ pub fn run(args: OrdersArgs) -> Result<()> {
 /// Runs the clients in this process against `addr`.
 fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<OrdersReport> {
     let ep = endpoint(addr, args)?;
-    let threads = args
-        .cpus
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()?;
+    let (rt, _) = crate::runtime(args.cpus)?;
     rt.block_on(study(args, ep, stream))
 }
 
@@ -502,17 +495,5 @@ async fn stream_client(
 
 /// This process's CPU time (user + system).
 fn process_cpu() -> Duration {
-    cpu_of("/proc/self/stat")
-}
-
-/// A process's CPU time (user + system) from its `/proc/PID/stat`.
-pub(crate) fn cpu_of(stat: &str) -> Duration {
-    std::fs::read_to_string(stat)
-        .ok()
-        .and_then(|s| {
-            let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
-            let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-            Some(Duration::from_millis(ticks * 10))
-        })
-        .unwrap_or_default()
+    volley_bench::cpu_time("/proc/self/stat")
 }
