@@ -21,6 +21,29 @@ const DRAIN_BYTES: usize = 8 << 20;
 /// For at most this long.
 const DRAIN_TIME: Duration = Duration::from_secs(3);
 
+/// Reads and drops what is left of a request body before a plain refusal (404, 405, 415),
+/// bounded like the background drain. The refusal then follows a whole request, so a request
+/// that is malformed further on (a wrong content-length, pseudo-headers in trailers) gets its
+/// protocol error from the HTTP/2 layer rather than a reply to half of it. Free when the request
+/// has no body.
+pub(crate) async fn discard(body: &mut RequestBody) {
+    if body.is_end_stream() {
+        return;
+    }
+    let read = async {
+        let mut read = 0;
+        while let Some(Ok(frame)) =
+            std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await
+        {
+            read += frame.data_ref().map_or(0, Bytes::len);
+            if read > DRAIN_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, read).await;
+}
+
 /// A request body; over HTTP/1.1 the unread rest is drained in the background on drop.
 pub(crate) struct RequestBody {
     inner: Option<Incoming>,

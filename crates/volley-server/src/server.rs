@@ -518,29 +518,56 @@ async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Respo
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
             crate::connect::serve_unary(shared, req, json).await
         }
-        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => plain(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
-        ),
-        Protocol::UnknownCodec => plain(
-            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "volley: unsupported codec; this server speaks proto and json\n",
-        ),
+        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => {
+            refuse(
+                req,
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
+            )
+            .await
+        }
+        Protocol::UnknownCodec => {
+            refuse(
+                req,
+                http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "volley: unsupported codec; this server speaks proto and json\n",
+            )
+            .await
+        }
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
-            plain(http::StatusCode::OK, HELLO)
+            refuse(req, http::StatusCode::OK, HELLO).await
         }
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
             crate::connect::serve_get(shared, req).await
         }
-        Protocol::Other if req.method() == http::Method::GET => plain(
-            http::StatusCode::NOT_FOUND,
-            "volley: no route for this path\n",
-        ),
-        _ => plain(
-            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
-        ),
+        Protocol::Other if req.method() == http::Method::GET => {
+            refuse(
+                req,
+                http::StatusCode::NOT_FOUND,
+                "volley: no route for this path\n",
+            )
+            .await
+        }
+        _ => {
+            refuse(
+                req,
+                http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
+            )
+            .await
+        }
     }
+}
+
+/// A plain-text answer once the request's body (if any) has been read: see `drain::discard`.
+async fn refuse(
+    req: http::Request<RequestBody>,
+    code: http::StatusCode,
+    text: &'static str,
+) -> http::Response<ResponseBody> {
+    let mut body = req.into_body();
+    crate::drain::discard(&mut body).await;
+    plain(code, text)
 }
 
 /// The body of `GET /`, a short text like the seed's Hyperf hello endpoint (for wrk).
