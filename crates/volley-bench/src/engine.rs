@@ -286,9 +286,10 @@ fn thread_main(
         let mut tasks = Vec::new();
         for &w in my_workers.iter() {
             let conn_idx = w % opts.connections.max(1);
+            // HTTP/2: the thread's one channel; HTTP/1.1: the worker's own connection.
             let conn = dialled
                 .iter()
-                .find(|(c, _)| *c == conn_idx || !h1)
+                .find(|(c, _)| !h1 || *c == conn_idx)
                 .map(|(_, conn)| conn.clone())
                 .expect("worker's connection dialled on its thread");
             tasks.push(tokio::task::spawn_local(worker(

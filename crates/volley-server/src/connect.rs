@@ -312,6 +312,8 @@ async fn unary_call(
         Err(s) => return error_response(&s, None),
     };
     let limit = shared.limits.max_recv;
+    // The handler takes the headers and extensions; `path` keeps borrowing the URI.
+    let (headers, extensions) = (parts.headers, parts.extensions);
     let call = async {
         let mut raw = body.await?;
         match encoding.as_ref().map(HeaderValue::as_bytes) {
@@ -327,8 +329,7 @@ async fn unary_call(
         if let (true, Some(m)) = (json, method) {
             raw = json_to_proto(&m.input(), &raw)?;
         }
-        let request = Request::from_parts(parts.headers.clone(), deadline, raw);
-        h(request.with_extensions(parts.extensions.clone())).await
+        h(Request::from_parts(headers, deadline, raw).with_extensions(extensions)).await
     };
     let result = within(deadline, call).await;
     let resp = match result {

@@ -116,3 +116,12 @@ impl Drop for VolleyProcess {
         let _ = self.child.wait();
     }
 }
+
+/// Runs a command that must fail; asserts it printed exactly one line on stderr and returns it.
+pub fn fails_in_one_line(cmd: &mut Command) -> String {
+    let out = cmd.stdin(Stdio::null()).output().expect("run command");
+    assert!(!out.status.success(), "{cmd:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}

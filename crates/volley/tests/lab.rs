@@ -9,18 +9,14 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_testkit::tool;
+use volley_testkit::{fails_in_one_line, tool};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
 }
 
 fn one_line_error(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
+    fails_in_one_line(Command::new(bin()).args(args))
 }
 
 #[test]

@@ -13,7 +13,7 @@ use prost::Message;
 use prost_types::Timestamp;
 use serde_json::Value;
 use volley_services::pb::orders::{Order, OrderReply};
-use volley_testkit::{RawClient, VolleyProcess, frame, ok_stdout};
+use volley_testkit::{RawClient, VolleyProcess, fails_in_one_line, frame, ok_stdout};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
@@ -26,11 +26,7 @@ fn orders(args: &[&str]) -> Value {
 }
 
 fn one_line_error(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
+    fails_in_one_line(Command::new(bin()).args(args))
 }
 
 #[test]
