@@ -1,4 +1,4 @@
-//! Compiles the seed services' protos with protox (no protoc) into Rust types and a descriptor set.
+//! Compiles the seed services' protos and the interop suite's with protox (no protoc) into Rust types and a descriptor set.
 
 use std::{env, path::PathBuf};
 
@@ -9,6 +9,7 @@ fn main() {
         "helloworld/helloworld.proto",
         "grpc/hi.proto",
         "orders/order.proto",
+        "grpc/testing/test.proto",
     ];
     for f in &files {
         println!("cargo:rerun-if-changed={}", root.join(f).display());

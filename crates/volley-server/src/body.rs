@@ -6,12 +6,17 @@ use std::{
     task::{Context, Poll},
 };
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use crate::{Code, Status, codec::HEADER_LEN, compression::Encoding, service::FrameStream};
+use crate::{
+    Code, Status,
+    codec::{FLAG_NO_COMPRESS, HEADER_LEN},
+    compression::Encoding,
+    service::FrameStream,
+};
 
 /// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
 /// streams are polled with the call's deadline and end with the status in the trailers.
@@ -59,6 +64,11 @@ pub(crate) fn outgoing_frame(
         return Err(Status::resource_exhausted(format!(
             "grpc: trying to send message larger than max ({len} vs. {max_send})"
         )));
+    }
+    if frame[0] & FLAG_NO_COMPRESS != 0 {
+        let mut b = BytesMut::from(frame);
+        b[0] &= !FLAG_NO_COMPRESS;
+        return Ok(b.freeze());
     }
     Ok(match compress {
         Some(enc) => enc.compress_frame(&frame[HEADER_LEN..]),

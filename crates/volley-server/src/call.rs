@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::{
     Request, Response, Status,
     body::{GRPC_CONTENT_TYPE, ResponseBody, outgoing_frame, status_trailers},
-    codec::{FrameDecoder, HEADER_LEN, frame_payload},
+    codec::{FLAG_NO_COMPRESS, FrameDecoder, HEADER_LEN, frame_payload},
     compression::{ACCEPT_ENCODING, Encoding},
     envelope::{EnvelopeBody, Mode, connect_end},
     server::Shared,
@@ -173,7 +173,7 @@ pub(crate) async fn serve_grpc(
 /// Re-encodes an outgoing (uncompressed) protobuf frame as a JSON frame of `desc`.
 fn json_frame(desc: &MessageDescriptor, frame: &Bytes) -> Result<Bytes, Status> {
     let json = crate::connect::proto_to_json(desc, &frame[HEADER_LEN..])?;
-    Ok(frame_payload(0, &json).freeze())
+    Ok(frame_payload(frame[0] & FLAG_NO_COMPRESS, &json).freeze())
 }
 
 async fn call(
@@ -198,10 +198,12 @@ async fn call(
         Ok(e) => e,
         Err(status) => return trailers_only(&status),
     };
-    let compress = Encoding::Gzip
-        .accepted_by(headers.get(accept_header))
-        .then_some(Encoding::Gzip)
-        .filter(|_| shared.limits.send_compression);
+    let compress = Compress {
+        accepted: Encoding::Gzip
+            .accepted_by(headers.get(accept_header))
+            .then_some(Encoding::Gzip),
+        default: shared.limits.send_compression,
+    };
     let deadline = if let Envelope::Connect = env {
         match crate::connect::timeout(&headers) {
             Ok(d) => d,
@@ -231,8 +233,8 @@ async fn call(
     match handler {
         Handler::Unary(h) => {
             let call = async {
-                let msg = raw.single().await?;
-                h(Request::from_parts(headers, deadline, msg)).await
+                let (msg, compressed) = raw.single().await?;
+                h(Request::from_parts(headers, deadline, msg).with_compressed(compressed)).await
             };
             let res = within(deadline, call).await;
             unary_response(to_json(res, out_json.as_ref()), compress, max_send)
@@ -244,8 +246,8 @@ async fn call(
         }
         Handler::ServerStreaming(h) => {
             let call = async {
-                let msg = raw.single().await?;
-                h(Request::from_parts(headers, deadline, msg)).await
+                let (msg, compressed) = raw.single().await?;
+                h(Request::from_parts(headers, deadline, msg).with_compressed(compressed)).await
             };
             let res = within(deadline, call).await;
             stream_response(stream_to_json(res, out_json), deadline, compress, max_send)
@@ -308,13 +310,28 @@ fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap
     headers
 }
 
+/// How a call's replies may be compressed: what the client accepts, and the server's default.
+#[derive(Clone, Copy)]
+struct Compress {
+    accepted: Option<Encoding>,
+    default: bool,
+}
+
+impl Compress {
+    /// The encoding of this response: the handler's choice, else the server's default.
+    fn choose<T>(self, res: &Response<T>) -> Option<Encoding> {
+        self.accepted
+            .filter(|_| res.compression().unwrap_or(self.default))
+    }
+}
+
 fn unary_response(
     res: Result<Response<Bytes>, Status>,
-    compress: Option<Encoding>,
+    compress: Compress,
     max_send: usize,
 ) -> HttpResponse {
-    let (metadata, frame, trailers) = match res {
-        Ok(r) => r.into_parts(),
+    let (compress, (metadata, frame, trailers)) = match res {
+        Ok(r) => (compress.choose(&r), r.into_parts()),
         Err(status) => return trailers_only(&status),
     };
     let frame = match outgoing_frame(frame, compress, max_send) {
@@ -329,11 +346,11 @@ fn unary_response(
 fn stream_response(
     res: Result<Response<FrameStream>, Status>,
     deadline: Option<Instant>,
-    compress: Option<Encoding>,
+    compress: Compress,
     max_send: usize,
 ) -> HttpResponse {
-    let (metadata, frames, trailers) = match res {
-        Ok(r) => r.into_parts(),
+    let (compress, (metadata, frames, trailers)) = match res {
+        Ok(r) => (compress.choose(&r), r.into_parts()),
         Err(status) => return trailers_only(&status),
     };
     let body = ResponseBody::stream(frames, trailers, deadline, compress, max_send);

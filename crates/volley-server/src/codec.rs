@@ -24,6 +24,46 @@ pub fn encode_frame<M: Message>(msg: &M) -> Bytes {
     buf.freeze()
 }
 
+/// Flag bit of an outgoing frame, inside the server only: send this message uncompressed even when
+/// the call's replies are compressed. Cleared before the frame reaches the wire.
+pub(crate) const FLAG_NO_COMPRESS: u8 = 0x80;
+
+/// What a handler may reply with: any message, or a message with a compression choice
+/// ([`Reply`]). Encodes into one uncompressed frame.
+pub trait IntoFrame: Send + 'static {
+    /// The frame of this reply.
+    fn into_frame(self) -> Bytes;
+}
+
+impl<M: Message + Send + 'static> IntoFrame for M {
+    fn into_frame(self) -> Bytes {
+        encode_frame(&self)
+    }
+}
+
+/// A reply with a per-message compression choice, as grpc-java's `setMessageCompression`:
+/// `compress: false` sends this message uncompressed even when the call's replies are compressed
+/// (see [`crate::Response::set_compressed`]); `true` follows the call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reply<M> {
+    /// The message.
+    pub message: M,
+    /// False: never compress this message.
+    pub compress: bool,
+}
+
+impl<M: Message + Send + 'static> IntoFrame for Reply<M> {
+    fn into_frame(self) -> Bytes {
+        let frame = encode_frame(&self.message);
+        if self.compress {
+            return frame;
+        }
+        let mut b = BytesMut::from(frame);
+        b[0] = FLAG_NO_COMPRESS;
+        b.freeze()
+    }
+}
+
 /// Frames an already-encoded payload with the given flag byte (0 plain, 1 compressed, and the
 /// end-of-stream flags of gRPC-Web and Connect).
 pub fn frame_payload(flag: u8, payload: &[u8]) -> BytesMut {
@@ -54,6 +94,7 @@ pub struct FrameDecoder {
     current: Bytes,
     encoding: Option<Encoding>,
     max_len: usize,
+    last_compressed: bool,
 }
 
 impl FrameDecoder {
@@ -64,7 +105,13 @@ impl FrameDecoder {
             current: Bytes::new(),
             encoding,
             max_len,
+            last_compressed: false,
         }
+    }
+
+    /// Whether the last message [`FrameDecoder::next_message`] returned arrived compressed.
+    pub fn last_compressed(&self) -> bool {
+        self.last_compressed
     }
 
     /// Adds received bytes.
@@ -131,7 +178,8 @@ impl FrameDecoder {
         Ok(Some((flag, len)))
     }
 
-    fn finish(&self, flag: u8, payload: Bytes) -> Result<Bytes, Status> {
+    fn finish(&mut self, flag: u8, payload: Bytes) -> Result<Bytes, Status> {
+        self.last_compressed = flag == 1;
         if flag == 0 {
             return Ok(payload);
         }

@@ -316,9 +316,13 @@ async fn unary_call(
     let (headers, extensions) = (parts.headers, parts.extensions);
     let call = async {
         let mut raw = body.await?;
+        let mut compressed = false;
         match encoding.as_ref().map(HeaderValue::as_bytes) {
             None | Some(b"identity") => {}
-            Some(b"gzip") => raw = Encoding::Gzip.decompress(&raw, limit)?,
+            Some(b"gzip") => {
+                raw = Encoding::Gzip.decompress(&raw, limit)?;
+                compressed = true;
+            }
             Some(other) => {
                 return Err(Status::unimplemented(format!(
                     "unsupported content-encoding {:?}",
@@ -329,7 +333,8 @@ async fn unary_call(
         if let (true, Some(m)) = (json, method) {
             raw = json_to_proto(&m.input(), &raw)?;
         }
-        h(Request::from_parts(headers, deadline, raw).with_extensions(extensions)).await
+        let req = Request::from_parts(headers, deadline, raw).with_compressed(compressed);
+        h(req.with_extensions(extensions)).await
     };
     let result = within(deadline, call).await;
     let resp = match result {

@@ -28,6 +28,7 @@ pub mod timeout;
 pub mod tls;
 
 pub use body::ResponseBody;
+pub use codec::{IntoFrame, Reply};
 pub use request::{Request, Response};
 pub use server::{ConnectionCounts, ServeError, Server, ServerBuilder};
 /// Generated health and reflection types (from `volley-proto`).

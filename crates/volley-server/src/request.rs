@@ -11,6 +11,7 @@ pub struct Request<T> {
     metadata: HeaderMap,
     deadline: Option<Instant>,
     extensions: http::Extensions,
+    compressed: bool,
     message: T,
 }
 
@@ -21,6 +22,7 @@ impl<T> Request<T> {
             metadata: HeaderMap::new(),
             deadline: None,
             extensions: http::Extensions::new(),
+            compressed: false,
             message,
         }
     }
@@ -30,8 +32,20 @@ impl<T> Request<T> {
             metadata,
             deadline,
             extensions: http::Extensions::new(),
+            compressed: false,
             message,
         }
+    }
+
+    pub(crate) fn with_compressed(mut self, compressed: bool) -> Self {
+        self.compressed = compressed;
+        self
+    }
+
+    /// Whether the request message arrived compressed (unary and server-streaming calls; for a
+    /// request stream see [`crate::Streaming::last_compressed`]).
+    pub fn message_compressed(&self) -> bool {
+        self.compressed
     }
 
     pub(crate) fn with_extensions(mut self, extensions: http::Extensions) -> Self {
@@ -91,6 +105,7 @@ impl<T> Request<T> {
             metadata: self.metadata,
             deadline: self.deadline,
             extensions: self.extensions,
+            compressed: self.compressed,
             message: f(self.message),
         }
     }
@@ -100,6 +115,7 @@ impl<T> Request<T> {
             metadata: self.metadata,
             deadline: self.deadline,
             extensions: self.extensions,
+            compressed: self.compressed,
             message: f(self.message)?,
         })
     }
@@ -110,6 +126,7 @@ impl<T> Request<T> {
 pub struct Response<T> {
     metadata: HeaderMap,
     trailers: HeaderMap,
+    compress: Option<bool>,
     message: T,
 }
 
@@ -119,8 +136,21 @@ impl<T> Response<T> {
         Response {
             metadata: HeaderMap::new(),
             trailers: HeaderMap::new(),
+            compress: None,
             message,
         }
+    }
+
+    /// Compress this call's replies (gzip, when the client accepts it) or not, whatever the
+    /// server's default (`ServerBuilder::send_compressed`). Single replies of a stream can opt
+    /// out with [`crate::Reply`].
+    pub fn set_compressed(&mut self, on: bool) {
+        self.compress = Some(on);
+    }
+
+    /// The call's compression choice, if the handler made one.
+    pub(crate) fn compression(&self) -> Option<bool> {
+        self.compress
     }
 
     /// Initial metadata, sent with the response headers.
@@ -143,6 +173,7 @@ impl<T> Response<T> {
         Response {
             metadata: self.metadata,
             trailers: self.trailers,
+            compress: self.compress,
             message: f(self.message),
         }
     }

@@ -10,7 +10,7 @@ use futures_core::Stream;
 use futures_util::StreamExt;
 use prost::Message;
 
-use crate::{Request, Response, Status, Streaming, codec::encode_frame, streaming::RawStreaming};
+use crate::{Request, Response, Status, Streaming, codec::IntoFrame, streaming::RawStreaming};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// Encoded, uncompressed frames of a response stream.
@@ -71,10 +71,10 @@ fn decode<M: Message + Default>(req: Request<Bytes>) -> Result<Request<M>, Statu
 
 fn encode_stream<M, S>(s: S) -> FrameStream
 where
-    M: Message + 'static,
+    M: IntoFrame,
     S: Stream<Item = Result<M, Status>> + Send + 'static,
 {
-    Box::pin(s.map(|r| r.map(|m| encode_frame(&m))))
+    Box::pin(s.map(|r| r.map(IntoFrame::into_frame)))
 }
 
 impl ServiceBuilder {
@@ -87,7 +87,7 @@ impl ServiceBuilder {
     pub fn unary<Req, Resp, F, Fut>(self, method: &str, f: F) -> Self
     where
         Req: Message + Default + 'static,
-        Resp: Message + 'static,
+        Resp: IntoFrame,
         F: Fn(Request<Req>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Response<Resp>, Status>> + Send + 'static,
     {
@@ -95,7 +95,7 @@ impl ServiceBuilder {
             match decode::<Req>(req) {
                 Ok(req) => {
                     let fut = f(req);
-                    Box::pin(async move { Ok(fut.await?.map(|m| encode_frame(&m))) })
+                    Box::pin(async move { Ok(fut.await?.map(IntoFrame::into_frame)) })
                 }
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
@@ -107,7 +107,7 @@ impl ServiceBuilder {
     pub fn server_streaming<Req, Resp, S, F, Fut>(self, method: &str, f: F) -> Self
     where
         Req: Message + Default + 'static,
-        Resp: Message + 'static,
+        Resp: IntoFrame,
         S: Stream<Item = Result<Resp, Status>> + Send + 'static,
         F: Fn(Request<Req>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Response<S>, Status>> + Send + 'static,
@@ -128,13 +128,13 @@ impl ServiceBuilder {
     pub fn client_streaming<Req, Resp, F, Fut>(self, method: &str, f: F) -> Self
     where
         Req: Message + Default + 'static,
-        Resp: Message + 'static,
+        Resp: IntoFrame,
         F: Fn(Request<Streaming<Req>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Response<Resp>, Status>> + Send + 'static,
     {
         let h = move |req: Request<RawStreaming>| -> BoxFuture<Result<Response<Bytes>, Status>> {
             let fut = f(req.map(Streaming::new));
-            Box::pin(async move { Ok(fut.await?.map(|m| encode_frame(&m))) })
+            Box::pin(async move { Ok(fut.await?.map(IntoFrame::into_frame)) })
         };
         self.add(method, Handler::ClientStreaming(Arc::new(h)))
     }
@@ -143,7 +143,7 @@ impl ServiceBuilder {
     pub fn bidi_streaming<Req, Resp, S, F, Fut>(self, method: &str, f: F) -> Self
     where
         Req: Message + Default + 'static,
-        Resp: Message + 'static,
+        Resp: IntoFrame,
         S: Stream<Item = Result<Resp, Status>> + Send + 'static,
         F: Fn(Request<Streaming<Req>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Response<S>, Status>> + Send + 'static,

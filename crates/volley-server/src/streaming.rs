@@ -31,6 +31,11 @@ impl<T: Message + Default> Streaming<T> {
         }
     }
 
+    /// Whether the last message this stream yielded arrived compressed.
+    pub fn last_compressed(&self) -> bool {
+        self.raw.decoder.last_compressed()
+    }
+
     /// The next message, `Ok(None)` once the client has finished sending.
     pub async fn message(&mut self) -> Result<Option<T>, Status> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx))
@@ -151,7 +156,8 @@ impl RawStreaming {
 
     /// Reads exactly one message and the end of the stream, as a unary request must be; a
     /// cardinality violation is UNIMPLEMENTED (as grpc-go and the Connect suite expect).
-    pub(crate) async fn single(mut self) -> Result<Bytes, Status> {
+    /// Also says whether the message arrived compressed.
+    pub(crate) async fn single(mut self) -> Result<(Bytes, bool), Status> {
         let first = std::future::poll_fn(|cx| self.poll_message(cx)).await;
         let msg = match first {
             Some(r) => r?,
@@ -161,8 +167,9 @@ impl RawStreaming {
                 ));
             }
         };
+        let compressed = self.decoder.last_compressed();
         match std::future::poll_fn(|cx| self.poll_message(cx)).await {
-            None => Ok(msg),
+            None => Ok((msg, compressed)),
             Some(Err(e)) => Err(e),
             Some(Ok(_)) => Err(Status::unimplemented(
                 "grpc: the client sent more than one request message for a unary call",

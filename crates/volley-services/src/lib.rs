@@ -1,6 +1,6 @@
 //! The built-in services of volley, one module per seed document, each a [`volley_server::Service`].
 //!
-//! `users` (seed 000), `hi` (seed 001), `greeter` (seed 003), `orders` (seed 004). [`all`] returns
+//! `users` (seed 000), `hi` (seed 001), `greeter` (seed 003), `orders` (seed 004), and `testing` (gRPC's interop suite). [`all`] returns
 //! them together; [`Options::delay`] makes every handler wait before it replies, for the seeds'
 //! sleeping-server experiments.
 
@@ -9,6 +9,7 @@ pub mod hi;
 pub mod orders;
 pub mod pb;
 pub mod rest;
+pub mod testing;
 pub mod users;
 
 use std::time::Duration;
@@ -38,5 +39,6 @@ pub fn all(opts: Options) -> Vec<Service> {
         greeter::service(opts),
         hi::service(opts),
         orders::service(opts),
+        testing::service(),
     ]
 }

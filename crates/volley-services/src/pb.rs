@@ -18,6 +18,11 @@ pub mod helloworld {
 /// Package `grpc` (seed 001).
 pub mod grpc {
     include!(concat!(env!("OUT_DIR"), "/grpc.rs"));
+
+    /// Package `grpc.testing` (the interop suite's protos).
+    pub mod testing {
+        include!(concat!(env!("OUT_DIR"), "/grpc.testing.rs"));
+    }
 }
 
 /// Package `orders` (seed 004).

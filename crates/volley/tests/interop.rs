@@ -1,0 +1,591 @@
+//! gRPC's official interop suite, both ways.
+//!
+//! Server side: grpc-go's interop client (v1.85.0) and grpc-java's (io.grpc:grpc-interop-testing
+//! 1.79.0, run with the JDK) against `volley serve`, plaintext and TLS (grpc's own test
+//! certificate for `*.test.google.fr`, vendored in conformance/interop/certs).
+//! Client side: volley-client and `volley bench` against grpc-go's interop server, every call kind.
+//! The peers come from `scripts/install-test-tools`.
+
+use std::{
+    io::Read,
+    net::{SocketAddr, TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use h2::RecvStream;
+use prost::Message;
+use volley_client::{Channel, Endpoint, Strategy, call::CallHead, endpoint::Target};
+use volley_server::{Code, Status, codec::FrameDecoder};
+use volley_services::pb::grpc::testing::{
+    EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest, SimpleResponse,
+    StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
+    StreamingOutputCallResponse,
+};
+use volley_testkit::{VolleyProcess, frame, tool};
+
+/// The cases grpc-go's client and grpc-java's client both run.
+const CASES: &[&str] = &[
+    "empty_unary",
+    "large_unary",
+    "client_streaming",
+    "server_streaming",
+    "ping_pong",
+    "empty_stream",
+    "timeout_on_sleeping_server",
+    "cancel_after_begin",
+    "cancel_after_first_response",
+    "status_code_and_message",
+    "special_status_message",
+    "custom_metadata",
+    "unimplemented_method",
+    "unimplemented_service",
+    "rpc_soak",
+    "channel_soak",
+];
+
+/// The cases only grpc-java's client has.
+const JAVA_ONLY: &[&str] = &[
+    "client_compressed_unary",
+    "client_compressed_streaming",
+    "server_compressed_unary",
+    "server_compressed_streaming",
+    "very_large_request",
+];
+
+/// The TLS name in grpc's test certificate.
+const TEST_HOST: &str = "foo.test.google.fr";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cert(name: &str) -> String {
+    workspace()
+        .join("conformance/interop/certs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `volley serve` as the interop suite needs it: a 16 MiB receive limit (grpc-java's interop
+/// server's) for very_large_request.
+fn serve(tls: bool) -> VolleyProcess {
+    let bin = Path::new(env!("CARGO_BIN_EXE_volley"));
+    let mut args = vec![
+        "serve".to_owned(),
+        "--addr".into(),
+        "127.0.0.1:0".into(),
+        "--max-recv-message-size".into(),
+        "16MiB".into(),
+    ];
+    if tls {
+        args.extend([
+            "--tls-cert".into(),
+            cert("server1.pem"),
+            "--tls-key".into(),
+            cert("server1.key"),
+        ]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    VolleyProcess::start(bin, &args)
+}
+
+/// Runs a peer to completion within `limit`; Err carries its exit and the tail of its output.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Result<String, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = reader.join().unwrap();
+    let tail: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("at "))
+        .collect();
+    let tail = tail[tail.len().saturating_sub(6)..].join("\n");
+    match status {
+        Some(s) if s.success() => Ok(text),
+        Some(s) => Err(format!("{s}: {tail}")),
+        None => Err(format!("timed out after {limit:?}: {tail}")),
+    }
+}
+
+fn go_client(port: u16, tls: bool, case: &str) -> Result<String, String> {
+    let mut cmd = Command::new(tool("grpc-interop-client"));
+    cmd.args([
+        "--server_host=127.0.0.1",
+        &format!("--server_port={port}"),
+        &format!("--test_case={case}"),
+    ]);
+    if tls {
+        cmd.args([
+            "--use_tls",
+            "--use_test_ca",
+            &format!("--ca_file={}", cert("ca.pem")),
+            &format!("--server_host_override={TEST_HOST}"),
+        ]);
+    }
+    run_bounded(&mut cmd, Duration::from_secs(60))
+}
+
+fn java_client(port: u16, tls: bool, case: &str) -> Result<String, String> {
+    let jars = workspace().join(".tools/java-interop");
+    assert!(
+        jars.is_dir(),
+        "{} is missing: run scripts/install-test-tools",
+        jars.display()
+    );
+    let mut cmd = Command::new("java");
+    cmd.args([
+        "-cp",
+        &format!("{}/*", jars.display()),
+        "io.grpc.testing.integration.TestServiceClient",
+        "--server_host=127.0.0.1",
+        &format!("--server_port={port}"),
+        &format!("--test_case={case}"),
+    ]);
+    if tls {
+        // grpc-java's --use_test_ca is grpc's test CA, the one that signed server1.pem.
+        cmd.args([
+            "--use_tls=true",
+            "--use_test_ca=true",
+            &format!("--server_host_override={TEST_HOST}"),
+        ]);
+    } else {
+        cmd.arg("--use_tls=false");
+    }
+    let out = run_bounded(&mut cmd, Duration::from_secs(120))?;
+    if !out.contains("Test completed.") {
+        return Err(format!("exit 0 without 'Test completed.':\n{out}"));
+    }
+    Ok(out)
+}
+
+/// Runs every case against plaintext and TLS servers and fails listing every failed case.
+fn suite(cases: &[&str], client: fn(u16, bool, &str) -> Result<String, String>, name: &str) {
+    let mut failures = Vec::new();
+    for tls in [false, true] {
+        let server = serve(tls);
+        let port = server.addr().port();
+        for case in cases {
+            if let Err(e) = client(port, tls, case) {
+                failures.push(format!("{case} (tls={tls}): {e}"));
+            }
+        }
+        assert!(
+            !server.log().contains("panicked"),
+            "the server panicked:\n{}",
+            server.log()
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{name}: {} of {} runs failed:\n{}",
+        failures.len(),
+        cases.len() * 2,
+        failures.join("\n")
+    );
+    println!(
+        "{name}: {} cases x plaintext and TLS passed against volley serve",
+        cases.len()
+    );
+}
+
+#[test]
+fn grpc_go_interop_client_passes_against_volley_serve() {
+    suite(CASES, go_client, "grpc-go interop client");
+}
+
+#[test]
+fn grpc_java_interop_client_passes_against_volley_serve() {
+    let all: Vec<&str> = CASES.iter().chain(JAVA_ONLY).copied().collect();
+    suite(&all, java_client, "grpc-java interop client");
+}
+
+/// The control for very_large_request: with the default 4 MiB limit the 10 MiB request is refused
+/// with RESOURCE_EXHAUSTED, so the suite above passes because of the raised limit, not by luck.
+#[test]
+fn very_large_request_is_refused_under_the_default_limit() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_volley"));
+    let server = VolleyProcess::start(bin, &["serve", "--addr", "127.0.0.1:0"]);
+    let err = java_client(server.addr().port(), false, "very_large_request")
+        .expect_err("a 10 MiB request must not pass a 4 MiB limit");
+    assert!(err.contains("RESOURCE_EXHAUSTED"), "{err}");
+}
+
+// ---- client side: volley against grpc-go's interop server ----
+
+/// grpc-go's interop server on a free port; killed on drop.
+struct GoServer(Child, SocketAddr);
+
+impl Drop for GoServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn go_server(tls: bool) -> GoServer {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new(tool("grpc-interop-server"));
+    cmd.arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if tls {
+        cmd.args([
+            "--use_tls",
+            &format!("--tls_cert_file={}", cert("server1.pem")),
+            &format!("--tls_key_file={}", cert("server1.key")),
+        ]);
+    }
+    let child = cmd.spawn().expect("start grpc-interop-server");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let start = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "grpc-interop-server did not listen on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    GoServer(child, addr)
+}
+
+fn head(addr: SocketAddr, method: &str, metadata: &[(&'static str, &'static str)]) -> CallHead {
+    let md: Vec<_> = metadata
+        .iter()
+        .map(|(k, v)| {
+            (
+                http::HeaderName::from_static(k),
+                http::HeaderValue::from_static(v),
+            )
+        })
+        .collect();
+    CallHead::new(
+        "http",
+        &addr.to_string(),
+        &format!("/grpc.testing.TestService/{method}"),
+        &md,
+        None,
+        false,
+    )
+    .unwrap()
+}
+
+/// Opens one stream on the channel, sends `requests` (then half-closes) and reads every reply,
+/// the response headers and the status.
+async fn stream_call<M: Message + Default>(
+    ch: &Channel,
+    head: &CallHead,
+    requests: Vec<Bytes>,
+) -> (Vec<M>, http::HeaderMap, Status) {
+    let lease = ch.lease().await.expect("a connection");
+    let mut send = lease.connection().sender().clone().ready().await.unwrap();
+    let (resp, mut body) = send.send_request(head.request(), false).unwrap();
+    let n = requests.len();
+    for (i, r) in requests.into_iter().enumerate() {
+        body.send_data(r, i + 1 == n).unwrap();
+    }
+    if n == 0 {
+        body.send_data(Bytes::new(), true).unwrap();
+    }
+    let resp = resp.await.unwrap();
+    let headers = resp.headers().clone();
+    let (replies, status) = read_replies(&headers, resp.into_body()).await;
+    (
+        replies.into_iter().map(|b| M::decode(b).unwrap()).collect(),
+        headers,
+        status,
+    )
+}
+
+/// The replies and the status (from the trailers, or the headers of a trailers-only response).
+async fn read_replies(headers: &http::HeaderMap, mut body: RecvStream) -> (Vec<Bytes>, Status) {
+    let mut dec = FrameDecoder::new(None, usize::MAX);
+    let mut out = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        dec.push(chunk);
+        while let Some(m) = dec.next_message().unwrap() {
+            out.push(m);
+        }
+    }
+    let trailers = body.trailers().await.unwrap().unwrap_or_default();
+    let status = Status::from_headers(&trailers)
+        .or_else(|| Status::from_headers(headers))
+        .unwrap_or_else(|| panic!("no grpc-status: headers {headers:?}, trailers {trailers:?}"));
+    (out, status)
+}
+
+fn body_of(size: usize) -> Option<Payload> {
+    Some(Payload {
+        r#type: 0,
+        body: vec![0; size],
+    })
+}
+
+fn params(sizes: &[i32]) -> Vec<ResponseParameters> {
+    sizes
+        .iter()
+        .map(|&size| ResponseParameters {
+            size,
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// volley-client drives grpc-go's interop server through the interop cases a client can run with
+/// its API: large_unary, status_code_and_message, custom_metadata, client_streaming,
+/// server_streaming, ping_pong (as one stream of four exchanges) and empty_stream, on every
+/// connection strategy.
+#[test]
+fn volley_client_drives_grpc_go_interop_server() {
+    let server = go_server(false);
+    let addr = server.1;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for strategy in ["single", "pool:2", "expanding:3", "per-request"] {
+            let ep = Endpoint::new(Target::parse(&addr.to_string()).unwrap()).unwrap();
+            let ch = Channel::new(ep, Strategy::parse(strategy, 1).unwrap());
+
+            // empty_unary and large_unary.
+            let reply = ch
+                .unary_message(&head(addr, "EmptyCall", &[]), frame(&Empty {}))
+                .await
+                .unwrap();
+            assert!(reply.is_empty(), "{strategy}: Empty is zero bytes");
+            let req = SimpleRequest {
+                response_size: 314_159,
+                payload: body_of(271_828),
+                ..Default::default()
+            };
+            let reply = ch
+                .unary_message(&head(addr, "UnaryCall", &[]), frame(&req))
+                .await
+                .unwrap();
+            let reply = SimpleResponse::decode(reply).unwrap();
+            assert_eq!(reply.payload.unwrap().body.len(), 314_159, "{strategy}");
+
+            // status_code_and_message.
+            let req = SimpleRequest {
+                response_status: Some(EchoStatus {
+                    code: 2,
+                    message: "test status message".into(),
+                }),
+                ..Default::default()
+            };
+            let err = ch
+                .unary_message(&head(addr, "UnaryCall", &[]), frame(&req))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code(), Code::Unknown, "{strategy}");
+            assert_eq!(err.message(), "test status message", "{strategy}");
+
+            // custom_metadata: the echoed initial metadata arrives on the response headers.
+            let (replies, headers, status) = stream_call::<SimpleResponse>(
+                &ch,
+                &head(
+                    addr,
+                    "UnaryCall",
+                    &[("x-grpc-test-echo-initial", "test_initial_metadata_value")],
+                ),
+                vec![frame(&SimpleRequest {
+                    response_size: 10,
+                    ..Default::default()
+                })],
+            )
+            .await;
+            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
+            assert_eq!(replies.len(), 1);
+            assert_eq!(
+                headers["x-grpc-test-echo-initial"],
+                "test_initial_metadata_value"
+            );
+
+            // client_streaming: 27182 + 8 + 1828 + 45904 = 74922.
+            let sizes = [27_182, 8, 1_828, 45_904];
+            let reqs = sizes
+                .iter()
+                .map(|&n| {
+                    frame(&StreamingInputCallRequest {
+                        payload: body_of(n),
+                        ..Default::default()
+                    })
+                })
+                .collect();
+            let (replies, _, status) = stream_call::<StreamingInputCallResponse>(
+                &ch,
+                &head(addr, "StreamingInputCall", &[]),
+                reqs,
+            )
+            .await;
+            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
+            assert_eq!(replies[0].aggregated_payload_size, 74_922);
+
+            // server_streaming.
+            let out_sizes = [31_415, 9, 2_653, 58_979];
+            let req = StreamingOutputCallRequest {
+                response_parameters: params(&out_sizes),
+                ..Default::default()
+            };
+            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
+                &ch,
+                &head(addr, "StreamingOutputCall", &[]),
+                vec![frame(&req)],
+            )
+            .await;
+            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
+            let got: Vec<usize> = replies
+                .iter()
+                .map(|r| r.payload.as_ref().unwrap().body.len())
+                .collect();
+            assert_eq!(got, [31_415, 9, 2_653, 58_979]);
+
+            // ping_pong: four requests on one bidi stream, a reply of the asked size to each.
+            let reqs = out_sizes
+                .iter()
+                .zip(sizes)
+                .map(|(&out, inp)| {
+                    frame(&StreamingOutputCallRequest {
+                        response_parameters: params(&[out]),
+                        payload: body_of(inp),
+                        ..Default::default()
+                    })
+                })
+                .collect();
+            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
+                &ch,
+                &head(addr, "FullDuplexCall", &[]),
+                reqs,
+            )
+            .await;
+            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
+            assert_eq!(replies.len(), 4);
+
+            // empty_stream.
+            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
+                &ch,
+                &head(addr, "FullDuplexCall", &[]),
+                vec![],
+            )
+            .await;
+            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
+            assert!(replies.is_empty());
+        }
+    });
+}
+
+fn volley_bench(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_volley"))
+        .arg("bench")
+        .args(args)
+        .args(["-O", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "volley bench {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `volley bench` drives grpc-go's interop server through all four call kinds, plaintext and TLS,
+/// and every call is OK.
+#[test]
+fn volley_bench_drives_grpc_go_interop_server_every_call_kind() {
+    let proto = workspace()
+        .join("proto/grpc/testing/test.proto")
+        .display()
+        .to_string();
+    let imports = workspace().join("proto").display().to_string();
+    let calls: [(&str, &str); 4] = [
+        (
+            "UnaryCall",
+            r#"{"response_size": 1000, "payload": {"body": "AAAAAAAA"}}"#,
+        ),
+        (
+            "StreamingOutputCall",
+            r#"{"response_parameters": [{"size": 100}, {"size": 200}, {"size": 300}]}"#,
+        ),
+        (
+            "StreamingInputCall",
+            r#"[{"payload": {"body": "AAAA"}}, {"payload": {"body": "AAAAAAAA"}}]"#,
+        ),
+        (
+            "FullDuplexCall",
+            r#"[{"response_parameters": [{"size": 10}]}, {"response_parameters": [{"size": 20}]}]"#,
+        ),
+    ];
+    for tls in [false, true] {
+        let server = go_server(tls);
+        let addr = server.1.to_string();
+        let ca = cert("ca.pem");
+        for (method, data) in calls {
+            let call = format!("grpc.testing.TestService/{method}");
+            let mut args = vec![
+                "--proto",
+                &proto,
+                "--import-paths",
+                &imports,
+                "--call",
+                &call,
+                "-d",
+                data,
+                "-n",
+                "200",
+                "-c",
+                "10",
+            ];
+            if tls {
+                args.extend(["--cacert", &ca, "--cname", TEST_HOST]);
+            } else {
+                args.push("--insecure");
+            }
+            args.push(&addr);
+            let r = volley_bench(&args);
+            assert_eq!(
+                r["statusCodeDistribution"]["OK"], 200,
+                "{method} tls={tls}: {}",
+                r["statusCodeDistribution"]
+            );
+            assert_eq!(
+                r["statusCodeDistribution"].as_object().unwrap().len(),
+                1,
+                "{method} tls={tls}: only OK: {}",
+                r["statusCodeDistribution"]
+            );
+        }
+    }
+}
