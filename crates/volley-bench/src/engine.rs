@@ -458,13 +458,21 @@ async fn one_call(
                     None => call.await,
                 }
             };
-            tokio::select! {
-                r = call => r,
+            let result = tokio::select! {
+                biased;
                 // Calls cut off by the end of -z are the generator's doing, not the server's:
                 // `close` and `ignore` both leave them out (ghz counts them under `close` as
                 // Unavailable "transport is closing").
                 _ = stop_rx.wait_for(|s| *s) => return false,
+                r = call => r,
+            };
+            // A call that failed after the clock ran out failed because of the cut-off: other
+            // workers' streams were just reset on the same connection, which a server may answer
+            // with GOAWAY ENHANCE_YOUR_CALM (h2's rapid-reset guard).
+            if result.is_err() && *stop_rx.borrow() {
+                return false;
             }
+            result
         }
     };
     let done = Instant::now();

@@ -52,8 +52,12 @@ pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
 /// faster than a handler reads them can fill a 1 MiB stream window with ~27k frames costing
 /// ~6 MiB of budget; 16 MiB (grpc-go's largest BDP window) gives 8 MiB.
 pub const DEFAULT_CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
-/// How long a TLS handshake may take before the connection is dropped.
-pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a new connection has to identify itself (TLS handshake done; for plaintext, the
+/// whole HTTP/2 preface or a byte that rules it out) before it is closed.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// HTTP/2's client connection preface.
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Errors from building or running a server.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +102,7 @@ pub struct ServerBuilder {
     max_concurrent_streams: u32,
     keepalive: Option<Duration>,
     grace: Duration,
+    handshake: Duration,
     max_connection_age: Option<Duration>,
     tls: Option<Arc<rustls::ServerConfig>>,
     also_plaintext: bool,
@@ -119,6 +124,7 @@ impl Default for ServerBuilder {
             max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
             keepalive: None,
             grace: DEFAULT_GRACE_PERIOD,
+            handshake: DEFAULT_HANDSHAKE_TIMEOUT,
             max_connection_age: None,
             tls: None,
             also_plaintext: false,
@@ -177,6 +183,15 @@ impl ServerBuilder {
     /// spreads over servers behind a balancer. Off by default.
     pub fn max_connection_age(mut self, age: Option<Duration>) -> Self {
         self.max_connection_age = age;
+        self
+    }
+
+    /// Time a new connection has to identify itself: a plaintext peer must send the whole HTTP/2
+    /// preface (or the start of an HTTP/1.1 request, which then has hyper's 30 s header timeout)
+    /// and a TLS peer must finish its handshake. Silent or stalled peers are closed after it, so
+    /// they cannot pile up. Default 10 s.
+    pub fn handshake_timeout(mut self, limit: Duration) -> Self {
+        self.handshake = limit;
         self
     }
 
@@ -293,6 +308,7 @@ impl ServerBuilder {
                 also_plaintext: self.also_plaintext,
                 max_age: self.max_connection_age,
                 grace: self.grace,
+                handshake: self.handshake,
                 accepted: AtomicU64::new(0),
                 open: AtomicUsize::new(0),
             }),
@@ -317,6 +333,7 @@ struct ConnContext {
     also_plaintext: bool,
     max_age: Option<Duration>,
     grace: Duration,
+    handshake: Duration,
     accepted: AtomicU64,
     open: AtomicUsize,
 }
@@ -433,22 +450,56 @@ impl ConnContext {
         self.open.fetch_add(1, Ordering::Relaxed);
         let _open = OpenGuard(&self.open);
         let Some(acceptor) = &self.tls else {
-            return self.serve_io(stream, peer, drain).await;
+            if self.identified(&stream, peer).await {
+                self.serve_io(stream, peer, drain).await;
+            }
+            return;
         };
         if self.also_plaintext {
             let mut first = [0u8; 1];
-            match stream.peek(&mut first).await {
-                Ok(1) if first[0] != TLS_HANDSHAKE_RECORD => {
-                    return self.serve_io(stream, peer, drain).await;
+            match tokio::time::timeout(self.handshake, stream.peek(&mut first)).await {
+                Ok(Ok(1)) if first[0] != TLS_HANDSHAKE_RECORD => {
+                    if self.identified(&stream, peer).await {
+                        self.serve_io(stream, peer, drain).await;
+                    }
+                    return;
                 }
-                Ok(1) => {}
+                Ok(Ok(1)) => {}
                 _ => return,
             }
         }
-        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        match tokio::time::timeout(self.handshake, acceptor.accept(stream)).await {
             Ok(Ok(tls)) => self.serve_io(tls, peer, drain).await,
             Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
             Err(_) => debug!("TLS handshake with {peer} timed out"),
+        }
+    }
+
+    /// Waits (up to the handshake timeout) until a plaintext peer has sent the whole HTTP/2
+    /// preface or a byte that rules it out; false (close) for a peer that stays silent, stalls
+    /// inside the preface or hangs up.
+    async fn identified(&self, stream: &TcpStream, peer: SocketAddr) -> bool {
+        let wait = async {
+            let mut buf = [0u8; H2_PREFACE.len()];
+            loop {
+                match stream.peek(&mut buf).await {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) if n == buf.len() || buf[..n] != H2_PREFACE[..n] => return true,
+                    // Part of the preface: peek returns at once while those bytes wait, so
+                    // look again a little later (a rare path; real clients send it whole).
+                    Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        };
+        match tokio::time::timeout(self.handshake, wait).await {
+            Ok(ok) => ok,
+            Err(_) => {
+                debug!(
+                    "{peer} sent no protocol preface in {:?}; closing",
+                    self.handshake
+                );
+                false
+            }
         }
     }
 

@@ -25,6 +25,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_recv_message_size(args.max_recv_message_size)
         .grace_period(args.grace_period)
+        .handshake_timeout(args.handshake_timeout)
         .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
         .also_plaintext(args.also_plaintext);
     let mut mode = "h2c";

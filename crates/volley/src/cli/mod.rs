@@ -169,6 +169,11 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_size, default_value = "4MiB")]
     pub max_recv_message_size: usize,
 
+    /// Time a new connection has to send its protocol preface (plaintext) or finish its TLS
+    /// handshake; silent peers are closed after it.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub handshake_timeout: Duration,
+
     /// Time in-flight calls get to finish after SIGINT/SIGTERM.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub grace_period: Duration,
