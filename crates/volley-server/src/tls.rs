@@ -15,14 +15,14 @@ use rustls::{
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     /// A PEM file could not be read.
-    #[error("cannot read {what} {path}: {source}")]
+    #[error("cannot read {what} {path}: {error}")]
     Read {
         /// "TLS certificate" or "TLS key".
         what: &'static str,
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a `source`, so error chains print it once).
+        error: std::io::Error,
     },
     /// A PEM file held nothing usable.
     #[error("{path}: {problem}")]
@@ -39,12 +39,12 @@ pub enum TlsError {
     #[error("cannot generate a certificate: {0}")]
     Generate(#[from] rcgen::Error),
     /// Writing generated files failed.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {error}")]
     Write {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message, not a `source`, so error chains print it once).
+        error: std::io::Error,
     },
 }
 
@@ -54,10 +54,10 @@ pub fn provider() -> Arc<CryptoProvider> {
 }
 
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|source| TlsError::Read {
+    std::fs::read(path).map_err(|error| TlsError::Read {
         what,
         path: path.to_owned(),
-        source,
+        error,
     })
 }
 
@@ -193,9 +193,9 @@ pub fn generate_self_signed(dir: &Path) -> Result<SelfSigned, TlsError> {
         .push(DnType::CommonName, "volley server");
     let cert = params.signed_by(&key, &issuer)?;
 
-    std::fs::create_dir_all(dir).map_err(|source| TlsError::Write {
+    std::fs::create_dir_all(dir).map_err(|error| TlsError::Write {
         path: dir.to_owned(),
-        source,
+        error,
     })?;
     let out = SelfSigned {
         ca: dir.join("ca.pem"),
@@ -207,9 +207,9 @@ pub fn generate_self_signed(dir: &Path) -> Result<SelfSigned, TlsError> {
         (&out.cert, cert.pem()),
         (&out.key, key.serialize_pem()),
     ] {
-        std::fs::write(path, text).map_err(|source| TlsError::Write {
+        std::fs::write(path, text).map_err(|error| TlsError::Write {
             path: path.clone(),
-            source,
+            error,
         })?;
     }
     Ok(out)

@@ -6,7 +6,17 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = volley::cli::Cli::parse();
+    let cli = match volley::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go out as clap writes them; a usage error becomes one line.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("volley: {first}");
+            return ExitCode::from(2);
+        }
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("VOLLEY_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
