@@ -388,6 +388,10 @@ fn arity(f: &str, args: &[Value], n: usize) -> Result<(), TemplateError> {
     }
 }
 
+/// The longest string `randomString` makes (1 MiB): enough for any payload field, and a bound on
+/// what one template call can allocate.
+pub const MAX_RANDOM_STRING: i64 = 1 << 20;
+
 fn call(f: &str, args: &[Value]) -> Result<Value, TemplateError> {
     let mut rng = rand::rng();
     Ok(match f {
@@ -400,6 +404,12 @@ fn call(f: &str, args: &[Value]) -> Result<Value, TemplateError> {
             let mut n = int(&args[0], f)?;
             if n <= 0 {
                 n = rng.random_range(2..=16);
+            }
+            // Found by the call_template fuzzer: a huge length allocated without bound.
+            if n > MAX_RANDOM_STRING {
+                return Err(TemplateError(format!(
+                    "randomString: length {n} is over the limit of {MAX_RANDOM_STRING}"
+                )));
             }
             const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
             Value::Str(
@@ -536,6 +546,10 @@ mod tests {
         ] {
             assert!(Template::parse(bad).is_err(), "{bad}");
         }
+        let t = Template::parse("{{randomString 2097152}}").unwrap();
+        let mut out = String::new();
+        let e = t.render(&CallData::default(), &mut out).unwrap_err();
+        assert!(e.to_string().contains("over the limit of 1048576"), "{e}");
         let t = Template::parse("{{randomInt 5 1}}").unwrap();
         assert!(t.render(&data(), &mut String::new()).is_err());
         let t = Template::parse("{{div 1 0}}").unwrap();

@@ -140,7 +140,7 @@ pub(crate) async fn read_limited(
 }
 
 /// JSON to protobuf bytes for `desc`; the error names the field.
-pub(crate) fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Status> {
+pub fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Status> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let msg = DynamicMessage::deserialize(desc.clone(), &mut de)
         .and_then(|m| de.end().map(|()| m))
@@ -148,8 +148,8 @@ pub(crate) fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Byt
     Ok(msg.encode_to_vec().into())
 }
 
-/// Protobuf bytes to JSON for `desc`.
-pub(crate) fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
+/// Protobuf bytes to JSON for `desc` (the JSON codecs' reply path).
+pub fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
     let msg = DynamicMessage::decode(desc.clone(), bytes)
         .map_err(|e| Status::internal(format!("reply is not a {}: {e}", desc.full_name())))?;
     serde_json::to_vec(&msg)

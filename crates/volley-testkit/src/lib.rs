@@ -1,7 +1,9 @@
 //! Test support shared by volley's crates: [`RawClient`] speaks gRPC on the h2 crate with full
 //! control of headers and bytes (for protocol tests), [`VolleyProcess`] runs the real binary on a
-//! free port, and [`tool`] finds the third-party peers (grpcurl, ghz) the test script installed.
+//! free port, [`tool`] finds the third-party peers (grpcurl, ghz) the test script installed, and [`fuzz`]
+//! holds the fuzz targets' bodies.
 
+pub mod fuzz;
 mod process;
 mod raw;
 mod tools;

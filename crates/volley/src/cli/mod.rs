@@ -24,7 +24,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the built-in services (api.Users, helloworld.Greeter, grpc.hi, orders.OrderService,
-    /// health, reflection) on one port.
+    /// grpc.testing.TestService, health, reflection) on one port.
     Serve(Box<ServeArgs>),
     /// Load-test a gRPC method: a drop-in for ghz (same flags, same reports), many times lighter.
     /// With no host, benches the built-in services in-process.

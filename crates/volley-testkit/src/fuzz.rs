@@ -1,0 +1,129 @@
+//! The bodies of the cargo-fuzz targets (`fuzz/fuzz_targets/*.rs`), here so that the regression
+//! inputs in `fuzz/regressions/<target>/` replay under plain `cargo test` on stable Rust.
+//!
+//! Each takes arbitrary bytes and must return without panicking, hanging or allocating without
+//! bound; errors are fine (they are the point).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use bytes::Bytes;
+use prost_reflect::{DescriptorPool, MessageDescriptor};
+use volley_proto::template::{CallData, Template};
+use volley_server::{codec::FrameDecoder, compression::Encoding};
+
+/// The fuzz targets, by name (as in `fuzz/Cargo.toml`).
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("framing", framing),
+    ("json_message", json_message),
+    ("proto_schema", proto_schema),
+    ("call_template", call_template),
+];
+
+/// gRPC length-prefixed framing: the first byte picks the receive limit and whether gzip is the
+/// call's encoding, the second where the rest is split into two network chunks; every message is
+/// taken out until the decoder wants more or fails.
+pub fn framing(data: &[u8]) {
+    let [mode, split, rest @ ..] = data else {
+        return;
+    };
+    let encoding = (mode & 1 == 1).then_some(Encoding::Gzip);
+    let max = 1usize << (4 + (mode >> 4)); // 16 B .. 512 KiB
+    let mut dec = FrameDecoder::new(encoding, max);
+    let at = (*split as usize).min(rest.len());
+    for chunk in [&rest[..at], &rest[at..]] {
+        dec.push(Bytes::copy_from_slice(chunk));
+        while let Ok(Some(m)) = dec.next_message() {
+            assert!(m.len() <= max, "a message over the limit got through");
+        }
+    }
+}
+
+/// The interop suite's messages (nested messages, enums, maps, bytes, repeated fields): a rich
+/// schema for JSON input.
+fn interop_pool() -> &'static DescriptorPool {
+    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+        volley_proto::schema::compile_proto(&root.join("grpc/testing/test.proto"), &[root])
+            .expect("the interop protos compile")
+    })
+}
+
+/// JSON to message, as `volley bench -d` and the server's JSON codecs do it: the first byte picks
+/// the message type, the rest is the JSON text. Messages that parse are encoded, decoded and
+/// turned back into JSON by the server's transcoder.
+pub fn json_message(data: &[u8]) {
+    let [pick, rest @ ..] = data else {
+        return;
+    };
+    let pool = interop_pool();
+    let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
+    let desc = &messages[*pick as usize % messages.len()];
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    if let Ok(msgs) = volley_proto::message::from_json(desc, text) {
+        for wire in volley_proto::message::encode_all(&msgs) {
+            let json = volley_server::connect::proto_to_json(desc, &wire)
+                .expect("a message we encoded transcodes to JSON");
+            volley_server::connect::json_to_proto(desc, &json)
+                .expect("JSON the server wrote reads back");
+        }
+    }
+    let _ = volley_server::connect::json_to_proto(desc, rest);
+}
+
+/// The schema loader of `volley bench --proto`: the bytes are a .proto file, compiled with its
+/// imports resolved beside it (a second file, `dep.proto`, holds a fixed message).
+pub fn proto_schema(data: &[u8]) {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("volley-fuzz-proto-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("dep.proto"),
+            "syntax = \"proto3\";\npackage dep;\nmessage D { string s = 1; }\n",
+        )
+        .unwrap();
+        d
+    });
+    let file = dir.join("fuzz.proto");
+    std::fs::write(&file, data).unwrap();
+    if let Ok(pool) = volley_proto::schema::compile_proto(&file, std::slice::from_ref(dir)) {
+        for s in pool.services() {
+            for m in s.methods() {
+                let call = format!("{}/{}", s.full_name(), m.name());
+                volley_proto::schema::resolve(&pool, &call).expect("a method of the pool resolves");
+            }
+        }
+    }
+}
+
+/// Call-data templates (`-d '{"id": {{.RequestNumber}}}'`): parsed with and without the function
+/// library and rendered with fixed call data.
+pub fn call_template(data: &[u8]) {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let call = CallData {
+        worker_id: "g0c0".into(),
+        request_number: 42,
+        fully_qualified_name: "api.Users.Get".into(),
+        method_name: "Get".into(),
+        service_name: "api.Users".into(),
+        input_name: "api.GetUserRequest".into(),
+        output_name: "api.User".into(),
+        timestamp_unix_nano: 1_700_000_000_000_000_000,
+        uuid: "00000000-0000-4000-8000-000000000000".into(),
+        ..Default::default()
+    };
+    for functions in [false, true] {
+        if let Ok(t) = Template::parse_with(src, functions) {
+            let mut out = String::new();
+            let _ = t.render(&call, &mut out);
+        }
+    }
+}
