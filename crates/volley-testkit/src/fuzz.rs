@@ -14,8 +14,11 @@ use prost_reflect::{DescriptorPool, MessageDescriptor};
 use volley_proto::template::{CallData, Template};
 use volley_server::{codec::FrameDecoder, compression::Encoding};
 
+/// A fuzz target's body.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets, by name (as in `fuzz/Cargo.toml`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("framing", framing),
     ("json_message", json_message),
     ("proto_schema", proto_schema),

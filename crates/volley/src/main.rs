@@ -11,9 +11,16 @@ fn main() -> ExitCode {
         // Help and version go out as clap writes them; a usage error becomes one line.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
+            // clap's message without its usage and help hints, on one line.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("volley: {first}");
+            let line = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            eprintln!("volley: {line}");
             return ExitCode::from(2);
         }
     };

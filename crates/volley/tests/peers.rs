@@ -40,6 +40,7 @@ fn check_all_calls(conn: &[&str], addr: &str) {
             "grpc.hi",
             "grpc.reflection.v1.ServerReflection",
             "grpc.reflection.v1alpha.ServerReflection",
+            "grpc.testing.TestService",
             "helloworld.Greeter",
             "orders.OrderService",
         ]
