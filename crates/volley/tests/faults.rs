@@ -78,6 +78,8 @@ fn closed_by_server(s: &mut &TcpStream, limit: Duration) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The guard serialises whole tests (each on its own runtime); no task of this one waits for it.
+#[allow(clippy::await_holding_lock)]
 async fn silent_stalled_and_slow_peers_cannot_starve_others() {
     let _serial = serial();
     let p = VolleyProcess::start(
@@ -179,6 +181,8 @@ async fn silent_stalled_and_slow_peers_cannot_starve_others() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The guard serialises whole tests (each on its own runtime); no task of this one waits for it.
+#[allow(clippy::await_holding_lock)]
 async fn rapid_reset_is_bounded() {
     let _serial = serial();
     let p = VolleyProcess::start(
