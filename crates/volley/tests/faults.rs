@@ -16,7 +16,7 @@ use volley_services::pb::{
     api::GetUserRequest,
     grpc::testing::{ResponseParameters, StreamingOutputCallRequest},
 };
-use volley_testkit::{RawClient, VolleyProcess, frame, tool};
+use volley_testkit::{RawClient, VolleyProcess, frame, ok_stdout, tool};
 
 /// The tests here load the machine and time calls: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -257,18 +257,9 @@ async fn rapid_reset_is_bounded() {
 }
 
 fn bench_json(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(bin())
-        .arg("bench")
-        .args(args)
-        .args(["-O", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut cmd = Command::new(bin());
+    cmd.arg("bench").args(args).args(["-O", "json"]);
+    serde_json::from_str(&ok_stdout(&mut cmd)).unwrap()
 }
 
 /// Seed 001's duration run: ghz ends it with ~100 "transport is closing" errors (the calls its

@@ -24,7 +24,7 @@ use volley_services::pb::grpc::testing::{
     StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
     StreamingOutputCallResponse,
 };
-use volley_testkit::{VolleyProcess, frame, tool};
+use volley_testkit::{VolleyProcess, frame, ok_stdout, tool};
 
 /// The cases grpc-go's client and grpc-java's client both run.
 const CASES: &[&str] = &[
@@ -519,18 +519,9 @@ fn volley_client_drives_grpc_go_interop_server() {
 }
 
 fn volley_bench(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_volley"))
-        .arg("bench")
-        .args(args)
-        .args(["-O", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "volley bench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_volley"));
+    cmd.arg("bench").args(args).args(["-O", "json"]);
+    serde_json::from_str(&ok_stdout(&mut cmd)).unwrap()
 }
 
 /// `volley bench` drives grpc-go's interop server through all four call kinds, plaintext and TLS,
