@@ -16,9 +16,13 @@ pub const DEFAULT_MAX_SEND: usize = i32::MAX as usize;
 
 /// Encodes a message into an uncompressed frame with one allocation of exactly the right size.
 pub fn encode_frame<M: Message>(msg: &M) -> Bytes {
+    encode_with_flag(0, msg)
+}
+
+fn encode_with_flag<M: Message>(flag: u8, msg: &M) -> Bytes {
     let len = msg.encoded_len();
     let mut buf = BytesMut::with_capacity(HEADER_LEN + len);
-    buf.put_u8(0);
+    buf.put_u8(flag);
     buf.put_u32(len as u32);
     msg.encode_raw(&mut buf);
     buf.freeze()
@@ -54,13 +58,8 @@ pub struct Reply<M> {
 
 impl<M: Message + Send + 'static> IntoFrame for Reply<M> {
     fn into_frame(self) -> Bytes {
-        let frame = encode_frame(&self.message);
-        if self.compress {
-            return frame;
-        }
-        let mut b = BytesMut::from(frame);
-        b[0] = FLAG_NO_COMPRESS;
-        b.freeze()
+        let flag = if self.compress { 0 } else { FLAG_NO_COMPRESS };
+        encode_with_flag(flag, &self.message)
     }
 }
 

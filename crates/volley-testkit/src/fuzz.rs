@@ -10,7 +10,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use prost_reflect::{DescriptorPool, MessageDescriptor};
+use prost_reflect::MessageDescriptor;
 use volley_proto::template::{CallData, Template};
 use volley_server::{codec::FrameDecoder, compression::Encoding};
 
@@ -45,13 +45,15 @@ pub fn framing(data: &[u8]) {
 }
 
 /// The interop suite's messages (nested messages, enums, maps, bytes, repeated fields): a rich
-/// schema for JSON input.
-fn interop_pool() -> &'static DescriptorPool {
-    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
-    POOL.get_or_init(|| {
+/// schema for JSON input, compiled once per process.
+fn interop_messages() -> &'static [MessageDescriptor] {
+    static MESSAGES: OnceLock<Vec<MessageDescriptor>> = OnceLock::new();
+    MESSAGES.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
         volley_proto::schema::compile_proto(&root.join("grpc/testing/test.proto"), &[root])
             .expect("the interop protos compile")
+            .all_messages()
+            .collect()
     })
 }
 
@@ -62,8 +64,7 @@ pub fn json_message(data: &[u8]) {
     let [pick, rest @ ..] = data else {
         return;
     };
-    let pool = interop_pool();
-    let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
+    let messages = interop_messages();
     let desc = &messages[*pick as usize % messages.len()];
     let Ok(text) = std::str::from_utf8(rest) else {
         return;

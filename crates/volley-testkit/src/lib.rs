@@ -8,6 +8,6 @@ mod process;
 mod raw;
 mod tools;
 
-pub use process::{VolleyProcess, fails_in_one_line, ok_stdout};
+pub use process::{VolleyProcess, fails_in_one_line, ok_stdout, rss_kib};
 pub use raw::{RawClient, RawReply, frame, read_reply};
 pub use tools::tool;

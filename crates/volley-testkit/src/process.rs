@@ -98,6 +98,17 @@ impl VolleyProcess {
     }
 }
 
+/// Resident memory of a process (VmRSS), in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the process is alive")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
 /// Runs a command with no stdin; panics with its output unless it exits 0; returns its stdout.
 pub fn ok_stdout(cmd: &mut Command) -> String {
     let out = cmd.stdin(Stdio::null()).output().expect("run command");

@@ -16,7 +16,7 @@ use volley_services::pb::{
     api::GetUserRequest,
     grpc::testing::{ResponseParameters, StreamingOutputCallRequest},
 };
-use volley_testkit::{RawClient, VolleyProcess, frame, ok_stdout, tool};
+use volley_testkit::{RawClient, VolleyProcess, frame, ok_stdout, rss_kib, tool};
 
 /// The tests here load the machine and time calls: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -31,16 +31,6 @@ fn bin() -> &'static Path {
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap()
 }
 
 /// `n` sequential Users.Get calls on a fresh connection; returns the slowest.

@@ -13,7 +13,7 @@ use prost::Message;
 use prost_types::Timestamp;
 use serde_json::Value;
 use volley_services::pb::orders::{Order, OrderReply};
-use volley_testkit::{RawClient, VolleyProcess, fails_in_one_line, frame, ok_stdout};
+use volley_testkit::{RawClient, VolleyProcess, fails_in_one_line, frame, ok_stdout, rss_kib};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
@@ -133,15 +133,6 @@ async fn an_order_without_a_timestamp_is_refused_and_the_stream_goes_on() {
     assert_eq!(r.code(), volley_server::Code::Ok);
     let results: Vec<bool> = r.decode::<OrderReply>().iter().map(|o| o.result).collect();
     assert_eq!(results, [true, false, true]);
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
 }
 
 /// Opens a bidi stream, sends one order, reads its reply, then resets the stream.
