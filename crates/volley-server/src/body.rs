@@ -76,6 +76,13 @@ pub(crate) fn outgoing_frame(
     })
 }
 
+/// The empty body.
+impl Default for ResponseBody {
+    fn default() -> Self {
+        ResponseBody::empty()
+    }
+}
+
 impl ResponseBody {
     /// A body with nothing in it.
     pub fn empty() -> Self {

@@ -51,6 +51,14 @@ pub(crate) struct RequestBody {
 }
 
 impl RequestBody {
+    /// A body already read to its end.
+    pub(crate) fn ended() -> Self {
+        RequestBody {
+            inner: None,
+            drain: false,
+        }
+    }
+
     /// Wraps a body; `http1` turns draining on.
     pub(crate) fn new(inner: Incoming, http1: bool) -> Self {
         RequestBody {

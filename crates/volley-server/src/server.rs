@@ -15,6 +15,7 @@ use std::{
 };
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use hyper::{body::Incoming, service::service_fn};
 
 use crate::drain::RequestBody;
@@ -31,12 +32,13 @@ use tokio_rustls::TlsAcceptor;
 use tracing::{debug, warn};
 
 use crate::{
-    ResponseBody, Service,
-    call::{Protocol, plain, protocol, serve_grpc},
+    Service,
+    call::{HttpResponse, Protocol, plain, protocol, serve_grpc},
     codec::{DEFAULT_MAX_RECV, DEFAULT_MAX_SEND},
     health::HealthReporter,
     pb::health::health_check_response::ServingStatus,
     router::Router,
+    service::BoxFuture,
 };
 
 /// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
@@ -510,10 +512,7 @@ impl ConnContext {
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let shared = self.shared.clone();
-        let svc = service_fn(move |req| {
-            let shared = shared.clone();
-            async move { Ok::<_, Infallible>(route(shared, req).await) }
-        });
+        let svc = service_fn(move |req| route(shared.clone(), req).map(Ok::<_, Infallible>));
         let conn = self.builder.serve_connection(TokioIo::new(io), svc);
         let mut conn = std::pin::pin!(conn);
         let far = Duration::from_secs(86_400 * 365);
@@ -547,7 +546,12 @@ impl ConnContext {
 }
 
 /// Picks the protocol for a request: gRPC, gRPC-Web, Connect, or the plain `GET /` answer.
-async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Response<ResponseBody> {
+///
+/// Not an `async fn`: the choice is made before any await, and the answer is one boxed future
+/// sized to its own protocol. hyper moves the per-call future by value into its stream task and
+/// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
+/// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
+fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> BoxFuture<HttpResponse> {
     let http1 = req.version() < http::Version::HTTP_2;
     let req = req.map(|b| RequestBody::new(b, http1));
     let proto = protocol(req.headers());
@@ -561,64 +565,54 @@ async fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> http::Respo
     if !grpc && !shared.rest.is_empty() {
         if let Some((route, vars)) = crate::rest::find(&shared.rest, req.method(), req.uri().path())
         {
-            return crate::rest::serve(shared, req, route, vars).await;
+            return Box::pin(crate::rest::serve(shared, req, route, vars));
         }
     }
     match proto {
-        Protocol::Framed { env, json } => serve_grpc(shared, req, env, json).await,
+        Protocol::Framed { env, json } => Box::pin(serve_grpc(&shared, req, env, json)),
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
-            crate::connect::serve_unary(shared, req, json).await
+            Box::pin(crate::connect::serve_unary(shared, req, json))
         }
-        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => {
-            refuse(
-                req,
-                http::StatusCode::METHOD_NOT_ALLOWED,
-                "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
-            )
-            .await
-        }
-        Protocol::UnknownCodec => {
-            refuse(
-                req,
-                http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "volley: unsupported codec; this server speaks proto and json\n",
-            )
-            .await
-        }
+        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => refuse(
+            req,
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
+        ),
+        Protocol::UnknownCodec => refuse(
+            req,
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "volley: unsupported codec; this server speaks proto and json\n",
+        ),
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
-            refuse(req, http::StatusCode::OK, HELLO).await
+            refuse(req, http::StatusCode::OK, HELLO)
         }
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
-            crate::connect::serve_get(shared, req).await
+            Box::pin(crate::connect::serve_get(shared, req))
         }
-        Protocol::Other if req.method() == http::Method::GET => {
-            refuse(
-                req,
-                http::StatusCode::NOT_FOUND,
-                "volley: no route for this path\n",
-            )
-            .await
-        }
-        _ => {
-            refuse(
-                req,
-                http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
-            )
-            .await
-        }
+        Protocol::Other if req.method() == http::Method::GET => refuse(
+            req,
+            http::StatusCode::NOT_FOUND,
+            "volley: no route for this path\n",
+        ),
+        _ => refuse(
+            req,
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
+        ),
     }
 }
 
 /// A plain-text answer once the request's body (if any) has been read: see `drain::discard`.
-async fn refuse(
+fn refuse(
     req: http::Request<RequestBody>,
     code: http::StatusCode,
     text: &'static str,
-) -> http::Response<ResponseBody> {
+) -> BoxFuture<HttpResponse> {
     let mut body = req.into_body();
-    crate::drain::discard(&mut body).await;
-    plain(code, text)
+    Box::pin(async move {
+        crate::drain::discard(&mut body).await;
+        plain(code, text)
+    })
 }
 
 /// The body of `GET /`, a short text like the seed's Hyperf hello endpoint (for wrk).

@@ -2,12 +2,14 @@
 //!
 //! Each call costs one boxed future (the price of storing handlers of different types in one
 //! router); decoding and encoding are monomorphised per method, so no other dispatch happens.
+//! The adapters wrap the handler's future with `map`, not an `async` block: a block that awaits
+//! a future it owns stores it twice.
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
 use bytes::Bytes;
 use futures_core::Stream;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use prost::Message;
 
 use crate::{Request, Response, Status, Streaming, codec::IntoFrame, streaming::RawStreaming};
@@ -93,10 +95,7 @@ impl ServiceBuilder {
     {
         let h = move |req: Request<Bytes>| -> BoxFuture<Result<Response<Bytes>, Status>> {
             match decode::<Req>(req) {
-                Ok(req) => {
-                    let fut = f(req);
-                    Box::pin(async move { Ok(fut.await?.map(IntoFrame::into_frame)) })
-                }
+                Ok(req) => Box::pin(f(req).map(|r| r.map(|resp| resp.map(IntoFrame::into_frame)))),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
         };
@@ -114,10 +113,7 @@ impl ServiceBuilder {
     {
         let h = move |req: Request<Bytes>| -> BoxFuture<Result<Response<FrameStream>, Status>> {
             match decode::<Req>(req) {
-                Ok(req) => {
-                    let fut = f(req);
-                    Box::pin(async move { Ok(fut.await?.map(encode_stream)) })
-                }
+                Ok(req) => Box::pin(f(req).map(|r| r.map(|resp| resp.map(encode_stream)))),
                 Err(e) => Box::pin(std::future::ready(Err(e))),
             }
         };
@@ -134,7 +130,7 @@ impl ServiceBuilder {
     {
         let h = move |req: Request<RawStreaming>| -> BoxFuture<Result<Response<Bytes>, Status>> {
             let fut = f(req.map(Streaming::new));
-            Box::pin(async move { Ok(fut.await?.map(IntoFrame::into_frame)) })
+            Box::pin(fut.map(|r| r.map(|resp| resp.map(IntoFrame::into_frame))))
         };
         self.add(method, Handler::ClientStreaming(Arc::new(h)))
     }
@@ -151,7 +147,7 @@ impl ServiceBuilder {
         let h =
             move |req: Request<RawStreaming>| -> BoxFuture<Result<Response<FrameStream>, Status>> {
                 let fut = f(req.map(Streaming::new));
-                Box::pin(async move { Ok(fut.await?.map(encode_stream)) })
+                Box::pin(fut.map(|r| r.map(|resp| resp.map(encode_stream))))
             };
         self.add(method, Handler::Bidi(Arc::new(h)))
     }

@@ -1,6 +1,7 @@
 //! `Streaming<T>`: the inbound message stream of a client-streaming or bidi call, decoded lazily.
 
 use std::{
+    future::Future,
     marker::PhantomData,
     pin::Pin,
     task::{Context, Poll, ready},
@@ -157,23 +158,55 @@ impl RawStreaming {
     /// Reads exactly one message and the end of the stream, as a unary request must be; a
     /// cardinality violation is UNIMPLEMENTED (as grpc-go and the Connect suite expect).
     /// Also says whether the message arrived compressed.
-    pub(crate) async fn single(mut self) -> Result<(Bytes, bool), Status> {
-        let first = std::future::poll_fn(|cx| self.poll_message(cx)).await;
-        let msg = match first {
-            Some(r) => r?,
-            None => {
-                return Err(Status::unimplemented(
-                    "grpc: the client sent no request message for a unary call",
-                ));
-            }
+    pub(crate) fn single(&mut self) -> Single<'_> {
+        Single {
+            raw: self,
+            first: None,
+        }
+    }
+
+    /// Moves the stream out (to a streaming handler), leaving an ended one in its place.
+    pub(crate) fn take(&mut self) -> RawStreaming {
+        let ended = RawStreaming {
+            body: RequestBody::ended(),
+            decoder: FrameDecoder::new(None, 0),
+            done: true,
+            base64: None,
+            json: None,
         };
-        let compressed = self.decoder.last_compressed();
-        match std::future::poll_fn(|cx| self.poll_message(cx)).await {
-            None => Ok((msg, compressed)),
+        std::mem::replace(self, ended)
+    }
+}
+
+/// The future of [`RawStreaming::single`]: a hand-written state machine because it sits on every
+/// unary call's path, where it would otherwise add its own copy of the stream to the call's future.
+pub(crate) struct Single<'a> {
+    raw: &'a mut RawStreaming,
+    first: Option<(Bytes, bool)>,
+}
+
+impl Future for Single<'_> {
+    type Output = Result<(Bytes, bool), Status>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if this.first.is_none() {
+            let msg = match ready!(this.raw.poll_message(cx)) {
+                Some(r) => r?,
+                None => {
+                    return Poll::Ready(Err(Status::unimplemented(
+                        "grpc: the client sent no request message for a unary call",
+                    )));
+                }
+            };
+            this.first = Some((msg, this.raw.decoder.last_compressed()));
+        }
+        Poll::Ready(match ready!(this.raw.poll_message(cx)) {
+            None => Ok(this.first.take().expect("first message read")),
             Some(Err(e)) => Err(e),
             Some(Ok(_)) => Err(Status::unimplemented(
                 "grpc: the client sent more than one request message for a unary call",
             )),
-        }
+        })
     }
 }
