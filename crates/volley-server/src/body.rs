@@ -15,6 +15,7 @@ use crate::{
     Code, Status,
     codec::{FLAG_NO_COMPRESS, HEADER_LEN},
     compression::Encoding,
+    names::GRPC_STATUS,
     service::FrameStream,
 };
 
@@ -46,7 +47,7 @@ struct StreamState {
 pub(crate) fn status_trailers(mut trailers: HeaderMap, status: Option<&Status>) -> HeaderMap {
     match status {
         None => {
-            trailers.insert("grpc-status", Code::Ok.header_value());
+            trailers.insert(GRPC_STATUS, Code::Ok.header_value());
         }
         Some(s) => s.write_to(&mut trailers),
     }

@@ -16,6 +16,10 @@ use crate::{
     codec::{FLAG_NO_COMPRESS, FrameDecoder, HEADER_LEN, frame_payload},
     compression::{ACCEPT_ENCODING, Encoding},
     envelope::{EnvelopeBody, Mode, connect_end},
+    names::{
+        CONNECT_ACCEPT_ENCODING, CONNECT_ENCODING, GRPC_ACCEPT_ENCODING, GRPC_ENCODING,
+        GRPC_MESSAGE, GRPC_STATUS, GRPC_STATUS_DETAILS, GRPC_TIMEOUT,
+    },
     server::Shared,
     service::{FrameStream, Handler},
     streaming::RawStreaming,
@@ -156,10 +160,10 @@ fn shape(resp: HttpResponse, env: Envelope, json: bool) -> HttpResponse {
             http::Response::from_parts(parts, body)
         }
         Envelope::Connect => {
-            let body = if parts.headers.contains_key("grpc-status") {
+            let body = if parts.headers.contains_key(GRPC_STATUS) {
                 // Trailers-only: Connect carries the status in the end-stream message.
                 let end = connect_end(&parts.headers).freeze();
-                for h in ["grpc-status", "grpc-message", "grpc-status-details-bin"] {
+                for h in [GRPC_STATUS, GRPC_MESSAGE, GRPC_STATUS_DETAILS] {
                     parts.headers.remove(h);
                 }
                 ResponseBody::other(http_body_util::Full::new(end))
@@ -167,8 +171,8 @@ fn shape(resp: HttpResponse, env: Envelope, json: bool) -> HttpResponse {
                 ResponseBody::other(EnvelopeBody::new(body, Mode::Connect))
             };
             for (from, to) in [
-                ("grpc-accept-encoding", "connect-accept-encoding"),
-                ("grpc-encoding", "connect-content-encoding"),
+                (GRPC_ACCEPT_ENCODING, CONNECT_ACCEPT_ENCODING),
+                (GRPC_ENCODING, CONNECT_ENCODING),
             ] {
                 if let Some(v) = parts.headers.remove(from) {
                     parts.headers.insert(to, v);
@@ -220,8 +224,8 @@ fn prepare(
     };
     let headers = parts.headers;
     let (enc_header, accept_header) = match env {
-        Envelope::Connect => ("connect-content-encoding", "connect-accept-encoding"),
-        _ => ("grpc-encoding", "grpc-accept-encoding"),
+        Envelope::Connect => (CONNECT_ENCODING, CONNECT_ACCEPT_ENCODING),
+        _ => (GRPC_ENCODING, GRPC_ACCEPT_ENCODING),
     };
     let encoding = Encoding::from_header(headers.get(enc_header)).map_err(|s| trailers_only(&s))?;
     let compress = Compress {
@@ -233,7 +237,7 @@ fn prepare(
     let deadline = if let Envelope::Connect = env {
         crate::connect::timeout(&headers).map_err(|s| trailers_only(&s))?
     } else {
-        match headers.get("grpc-timeout") {
+        match headers.get(GRPC_TIMEOUT) {
             None => None,
             Some(v) => match parse_grpc_timeout(v.as_bytes()) {
                 Some(d) => Some(Instant::now() + d),
@@ -387,9 +391,9 @@ where
 
 fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap {
     headers.insert(CONTENT_TYPE, GRPC_CONTENT_TYPE);
-    headers.insert("grpc-accept-encoding", ACCEPT_ENCODING);
+    headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
     if let Some(enc) = compress {
-        headers.insert("grpc-encoding", enc.header_value());
+        headers.insert(GRPC_ENCODING, enc.header_value());
     }
     headers
 }
@@ -448,7 +452,7 @@ pub(crate) fn trailers_only(status: &Status) -> HttpResponse {
     let mut resp = http::Response::new(ResponseBody::empty());
     let h = resp.headers_mut();
     h.insert(CONTENT_TYPE, GRPC_CONTENT_TYPE);
-    h.insert("grpc-accept-encoding", ACCEPT_ENCODING);
+    h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
     status.write_to(h);
     resp
 }

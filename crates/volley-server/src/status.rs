@@ -8,6 +8,8 @@ use http::{HeaderMap, HeaderValue};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use prost::Message;
 
+use crate::names::{GRPC_MESSAGE, GRPC_STATUS, GRPC_STATUS_DETAILS};
+
 /// The gRPC status codes (`grpc/doc/statuscodes.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -203,30 +205,30 @@ impl Status {
         for (k, v) in &self.0.metadata {
             headers.append(k.clone(), v.clone());
         }
-        headers.insert("grpc-status", self.0.code.header_value());
+        headers.insert(GRPC_STATUS, self.0.code.header_value());
         if !self.0.message.is_empty() {
             let encoded: Cow<'_, str> = utf8_percent_encode(&self.0.message, MESSAGE_ENCODE).into();
             if let Ok(v) = HeaderValue::from_str(&encoded) {
-                headers.insert("grpc-message", v);
+                headers.insert(GRPC_MESSAGE, v);
             }
         }
         if let Some(d) = &self.0.details {
             if let Ok(v) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(d)) {
-                headers.insert("grpc-status-details-bin", v);
+                headers.insert(GRPC_STATUS_DETAILS, v);
             }
         }
     }
 
     /// Reads the status from trailers (or trailers-only headers); `None` when `grpc-status` is absent.
     pub fn from_headers(headers: &HeaderMap) -> Option<Status> {
-        let code = Code::from_bytes(headers.get("grpc-status")?.as_bytes());
+        let code = Code::from_bytes(headers.get(GRPC_STATUS)?.as_bytes());
         let message = headers
-            .get("grpc-message")
+            .get(GRPC_MESSAGE)
             .and_then(|v| v.to_str().ok())
             .map(|m| percent_decode_str(m).decode_utf8_lossy().into_owned())
             .unwrap_or_default();
         let mut status = Status::new(code, message);
-        status.0.details = headers.get("grpc-status-details-bin").and_then(|v| {
+        status.0.details = headers.get(GRPC_STATUS_DETAILS).and_then(|v| {
             let v = v.as_bytes();
             let v = v.strip_suffix(b"==").or(v.strip_suffix(b"=")).unwrap_or(v);
             STANDARD_NO_PAD.decode(v).ok().map(Bytes::from)
