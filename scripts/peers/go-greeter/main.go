@@ -1,4 +1,5 @@
-// A default grpc-go helloworld.Greeter server: the reference volley's server is measured against.
+// A default grpc-go server of helloworld.Greeter and api.Users (the seed's user service): the
+// reference volley's server is measured against.
 // Usage: go-greeter -addr 127.0.0.1:0 (prints "listening on ADDR" once ready).
 package main
 
@@ -11,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	pb "google.golang.org/grpc/examples/helloworld/helloworld"
+	"volley.local/peers/go-greeter/api"
 )
 
 type server struct {
@@ -19,6 +21,26 @@ type server struct {
 
 func (server) SayHello(_ context.Context, in *pb.HelloRequest) (*pb.HelloReply, error) {
 	return &pb.HelloReply{Message: "Hello " + in.GetName()}, nil
+}
+
+// users answers api.Users as volley's built-in service does: Get one fixed user with the
+// requested id, List ten users.
+type users struct {
+	api.UnimplementedUsersServer
+}
+
+func (users) Get(_ context.Context, in *api.GetUserRequest) (*api.User, error) {
+	return &api.User{Id: in.GetId(), Email: "dmitry.k@test.tld", Name: "Dmitry K.", Rating: 228.53}, nil
+}
+
+func (users) List(_ *api.ListUserRequest, stream api.Users_ListServer) error {
+	for i := int64(0); i < 10; i++ {
+		u := &api.User{Id: i, Email: fmt.Sprintf("user%d@test", i), Name: fmt.Sprintf("User %d", i), Rating: float64(i) * 1.53}
+		if err := stream.Send(u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func main() {
@@ -31,6 +53,7 @@ func main() {
 	}
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, server{})
+	api.RegisterUsersServer(s, users{})
 	fmt.Fprintf(os.Stderr, "listening on %s\n", lis.Addr())
 	if err := s.Serve(lis); err != nil {
 		fmt.Fprintln(os.Stderr, err)

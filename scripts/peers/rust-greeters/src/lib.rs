@@ -1,6 +1,30 @@
-//! The generated helloworld types and stubs shared by the two reference servers.
+//! The generated types and stubs shared by the two reference servers, and api.Users' replies
+//! (the same users volley's built-in service answers).
 pub mod helloworld {
     tonic::include_proto!("helloworld");
+}
+pub mod api {
+    tonic::include_proto!("api");
+}
+
+/// The user `Get` answers, carrying the requested id.
+pub fn get_reply(id: i64) -> api::User {
+    api::User {
+        id,
+        email: "dmitry.k@test.tld".into(),
+        name: "Dmitry K.".into(),
+        rating: 228.53,
+    }
+}
+
+/// The i-th of the ten users `List` streams.
+pub fn list_item(i: i64) -> api::User {
+    api::User {
+        id: i,
+        email: format!("user{i}@test"),
+        name: format!("User {i}"),
+        rating: i as f64 * 1.53,
+    }
 }
 
 /// Binds `--addr` (default 127.0.0.1:0) and prints "listening on ADDR" to stderr.

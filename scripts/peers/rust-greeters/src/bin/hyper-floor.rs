@@ -1,5 +1,5 @@
-//! The floor: helloworld.Greeter/SayHello written directly on hyper's HTTP/2 server, with nothing
-//! a framework adds (no routing table, limits, deadlines, compression, other protocols). One
+//! The floor: helloworld.Greeter/SayHello and api.Users/{Get,List} written directly on hyper's
+//! HTTP/2 server (a match on the path), with nothing a framework adds (no routing table, limits, deadlines, compression, other protocols). One
 //! current-thread runtime, as `volley serve --threads 1` runs. What a gRPC call costs at least on
 //! this stack.
 use std::convert::Infallible;
@@ -10,50 +10,104 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use prost::Message;
-use rust_greeters::helloworld::{HelloReply, HelloRequest};
+use rust_greeters::{
+    api::GetUserRequest,
+    get_reply,
+    helloworld::{HelloReply, HelloRequest},
+    list_item,
+};
 
-type Body = StreamBody<futures_stream::Iter>;
+type Body = StreamBody<Frames>;
 
-mod futures_stream {
-    //! A two-frame body (data, trailers) without a boxed stream.
-    use super::*;
-    pub struct Iter(pub Option<Frame<Bytes>>, pub Option<Frame<Bytes>>);
-    impl tokio_stream::Stream for Iter {
-        type Item = Result<Frame<Bytes>, Infallible>;
-        fn poll_next(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Option<Self::Item>> {
-            std::task::Poll::Ready(self.0.take().or_else(|| self.1.take()).map(Ok))
-        }
+/// The response body: data frames, then the trailers; no boxed stream, and no allocation for a
+/// unary reply beyond its frame.
+struct Frames {
+    one: Option<Bytes>,
+    many: std::vec::IntoIter<Bytes>,
+    trailers: Option<HeaderMap>,
+}
+
+impl tokio_stream::Stream for Frames {
+    type Item = Result<Frame<Bytes>, Infallible>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let next = match self.one.take().or_else(|| self.many.next()) {
+            Some(data) => Some(Frame::data(data)),
+            None => self.trailers.take().map(Frame::trailers),
+        };
+        std::task::Poll::Ready(next.map(Ok))
     }
 }
 
-async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-    let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    let name = body
-        .get(5..)
-        .and_then(|m| HelloRequest::decode(m).ok())
-        .map(|r| r.name)
-        .unwrap_or_default();
-    let reply = HelloReply { message: format!("Hello {name}") };
-    let mut frame = BytesMut::with_capacity(5 + reply.encoded_len());
+fn frame<M: Message>(msg: &M) -> Bytes {
+    let mut frame = BytesMut::with_capacity(5 + msg.encoded_len());
     frame.put_u8(0);
-    frame.put_u32(reply.encoded_len() as u32);
-    reply.encode_raw(&mut frame);
+    frame.put_u32(msg.encoded_len() as u32);
+    msg.encode_raw(&mut frame);
+    frame.freeze()
+}
+
+fn decode<M: Message + Default>(body: &Bytes) -> M {
+    body.get(5..)
+        .and_then(|m| M::decode(m).ok())
+        .unwrap_or_default()
+}
+
+async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let method = match req.uri().path() {
+        "/helloworld.Greeter/SayHello" => 1,
+        "/api.Users/Get" => 2,
+        "/api.Users/List" => 3,
+        _ => 0,
+    };
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let (one, many) = match method {
+        1 => {
+            let name = decode::<HelloRequest>(&body).name;
+            (
+                Some(frame(&HelloReply {
+                    message: format!("Hello {name}"),
+                })),
+                Vec::new(),
+            )
+        }
+        2 => (
+            Some(frame(&get_reply(decode::<GetUserRequest>(&body).id))),
+            Vec::new(),
+        ),
+        3 => (None, (0..10).map(|i| frame(&list_item(i))).collect()),
+        _ => (None, Vec::new()),
+    };
     let mut trailers = HeaderMap::new();
-    trailers.insert("grpc-status", HeaderValue::from_static("0"));
-    let body = StreamBody::new(futures_stream::Iter(
-        Some(Frame::data(frame.freeze())),
-        Some(Frame::trailers(trailers)),
-    ));
+    let status = if one.is_some() || !many.is_empty() {
+        "0"
+    } else {
+        "12"
+    };
+    trailers.insert("grpc-status", HeaderValue::from_static(status));
+    let body = StreamBody::new(Frames {
+        one,
+        many: many.into_iter(),
+        trailers: Some(trailers),
+    });
     let mut resp = Response::new(body);
-    resp.headers_mut().insert("content-type", HeaderValue::from_static("application/grpc"));
+    resp.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/grpc"));
     Ok(resp)
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let listener = rust_greeters::listen().await;
         loop {
