@@ -495,13 +495,16 @@ async fn one_call(
     true
 }
 
-async fn with_timeout<T>(
+/// `call` under a timeout. A plain function, not an `async fn`: an `async fn` that takes a future
+/// by value stores it twice, and this wraps every call.
+fn with_timeout<T>(
     t: Duration,
     call: impl std::future::Future<Output = Result<T, Status>>,
-) -> Result<T, Status> {
-    tokio::time::timeout(t, call)
-        .await
-        .unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))
+) -> impl std::future::Future<Output = Result<T, Status>> {
+    use futures_util::FutureExt;
+    tokio::time::timeout(t, call).map(|r| {
+        r.unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))
+    })
 }
 
 #[cfg(test)]

@@ -70,7 +70,9 @@ pub async fn call(
         }
         (_, Conn::H2(c)) => {
             let lease = c.lease().await?;
-            stream_call(target, opts, lease.connection(), i, worker_id, rec)
+            // Boxed: a stream's future is large, and unary calls (the common case) would carry
+            // its size in every call's future, which is moved by value once per call.
+            Box::pin(stream_call(target, opts, lease.connection(), i, worker_id, rec))
                 .await
                 .map(|()| 0)
         }
