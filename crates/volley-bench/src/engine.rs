@@ -502,9 +502,8 @@ fn with_timeout<T>(
     call: impl std::future::Future<Output = Result<T, Status>>,
 ) -> impl std::future::Future<Output = Result<T, Status>> {
     use futures_util::FutureExt;
-    tokio::time::timeout(t, call).map(|r| {
-        r.unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))
-    })
+    tokio::time::timeout(t, call)
+        .map(|r| r.unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded"))))
 }
 
 #[cfg(test)]

@@ -72,9 +72,16 @@ pub async fn call(
             let lease = c.lease().await?;
             // Boxed: a stream's future is large, and unary calls (the common case) would carry
             // its size in every call's future, which is moved by value once per call.
-            Box::pin(stream_call(target, opts, lease.connection(), i, worker_id, rec))
-                .await
-                .map(|()| 0)
+            Box::pin(stream_call(
+                target,
+                opts,
+                lease.connection(),
+                i,
+                worker_id,
+                rec,
+            ))
+            .await
+            .map(|()| 0)
         }
         (_, Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
     }
