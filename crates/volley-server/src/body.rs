@@ -7,7 +7,7 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue};
+use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
@@ -192,6 +192,3 @@ impl StreamState {
         }
     }
 }
-
-/// A response header value for `content-type: application/grpc`.
-pub(crate) const GRPC_CONTENT_TYPE: HeaderValue = HeaderValue::from_static("application/grpc");

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::{
     Request, Response, Status,
-    body::{GRPC_CONTENT_TYPE, ResponseBody, outgoing_frame, status_trailers},
+    body::{ResponseBody, outgoing_frame, status_trailers},
     codec::{FLAG_NO_COMPRESS, FrameDecoder, HEADER_LEN, frame_payload},
     compression::{ACCEPT_ENCODING, Encoding},
     envelope::{EnvelopeBody, Mode, connect_end},
@@ -389,8 +389,8 @@ where
     }
 }
 
+/// The response headers of a call (the content type is set once, by `shape`).
 fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap {
-    headers.insert(CONTENT_TYPE, GRPC_CONTENT_TYPE);
     headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
     if let Some(enc) = compress {
         headers.insert(GRPC_ENCODING, enc.header_value());
@@ -447,11 +447,11 @@ fn stream_response(
     resp
 }
 
-/// A response whose headers carry the status and whose body is empty ("Trailers-Only").
+/// A response whose headers carry the status and whose body is empty ("Trailers-Only"); `shape`
+/// gives it its content type, as every framed response.
 pub(crate) fn trailers_only(status: &Status) -> HttpResponse {
     let mut resp = http::Response::new(ResponseBody::empty());
     let h = resp.headers_mut();
-    h.insert(CONTENT_TYPE, GRPC_CONTENT_TYPE);
     h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
     status.write_to(h);
     resp
