@@ -29,6 +29,13 @@ fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))
 }
 
+/// `volley serve` on a port chosen at run time, with these flags.
+fn serve(flags: &[&str]) -> VolleyProcess {
+    let mut args = vec!["serve", "--addr", "127.0.0.1:0"];
+    args.extend_from_slice(flags);
+    VolleyProcess::start(bin(), &args)
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -72,18 +79,7 @@ fn closed_by_server(s: &mut &TcpStream, limit: Duration) -> bool {
 #[allow(clippy::await_holding_lock)]
 async fn silent_stalled_and_slow_peers_cannot_starve_others() {
     let _serial = serial();
-    let p = VolleyProcess::start(
-        bin(),
-        &[
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--threads",
-            "1",
-            "--handshake-timeout",
-            "1s",
-        ],
-    );
+    let p = serve(&["--threads", "1", "--handshake-timeout", "1s"]);
     let addr = p.addr();
     let rss_before = rss_kib(p.pid());
 
@@ -175,18 +171,7 @@ async fn silent_stalled_and_slow_peers_cannot_starve_others() {
 #[allow(clippy::await_holding_lock)]
 async fn rapid_reset_is_bounded() {
     let _serial = serial();
-    let p = VolleyProcess::start(
-        bin(),
-        &[
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--threads",
-            "1",
-            "--delay",
-            "50ms",
-        ],
-    );
+    let p = serve(&["--threads", "1", "--delay", "50ms"]);
     let addr = p.addr();
     let rss_before = rss_kib(p.pid());
     let attacker = RawClient::connect(addr).await.unwrap();
@@ -257,10 +242,7 @@ fn bench_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn a_duration_run_ends_with_zero_errors() {
     let _serial = serial();
-    let p = VolleyProcess::start(
-        bin(),
-        &["serve", "--addr", "127.0.0.1:0", "--delay", "20ms"],
-    );
+    let p = serve(&["--delay", "20ms"]);
     let addr = p.addr().to_string();
     let proto = workspace()
         .join("proto/grpc/hi.proto")
@@ -303,7 +285,7 @@ fn a_duration_run_ends_with_zero_errors() {
 
 /// Samples the server's RSS while `volley bench` holds 10,000 streams open over 100 connections.
 fn streams_soak(seconds: u64) -> (serde_json::Value, Vec<u64>) {
-    let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
+    let p = serve(&[]);
     let addr = p.addr().to_string();
     let proto = workspace()
         .join("proto/grpc/testing/test.proto")
