@@ -97,6 +97,18 @@ impl ResponseBody {
         })
     }
 
+    /// A unary reply's frame and trailers, taken whole (the HTTP/2 writer sends them at once);
+    /// `None` for any other body.
+    pub(crate) fn take_unary(&mut self) -> Option<(Bytes, HeaderMap)> {
+        match &mut self.0 {
+            Kind::Unary {
+                data: data @ Some(_),
+                trailers: trailers @ Some(_),
+            } => Some((data.take()?, trailers.take()?)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn stream(
         frames: FrameStream,
         trailers: HeaderMap,

@@ -5,10 +5,13 @@
 //! and the client never reads the answer. Like Go's net/http, we read and discard what is left,
 //! bounded in bytes and time, so the answer arrives. HTTP/2 needs none of this: the stream is
 //! reset and the connection lives on.
+//!
+//! Bodies come from hyper (HTTP/1.1, and HTTP/2 over TLS without ALPN) or straight from h2
+//! (`http2.rs`).
 
 use std::{
     pin::Pin,
-    task::{Context, Poll},
+    task::{Context, Poll, ready},
     time::Duration,
 };
 
@@ -46,8 +49,22 @@ pub(crate) async fn discard(body: &mut RequestBody) {
 
 /// A request body; over HTTP/1.1 the unread rest is drained in the background on drop.
 pub(crate) struct RequestBody {
-    inner: Option<Incoming>,
+    inner: Option<Inner>,
     drain: bool,
+}
+
+enum Inner {
+    Hyper(Incoming),
+    H2(h2::RecvStream),
+}
+
+/// A request body that failed (the client reset the stream, or the connection broke).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BodyError {
+    #[error(transparent)]
+    Hyper(#[from] hyper::Error),
+    #[error(transparent)]
+    H2(#[from] h2::Error),
 }
 
 impl RequestBody {
@@ -59,37 +76,86 @@ impl RequestBody {
         }
     }
 
-    /// Wraps a body; `http1` turns draining on.
+    /// Wraps a body from hyper; `http1` turns draining on.
     pub(crate) fn new(inner: Incoming, http1: bool) -> Self {
         RequestBody {
-            inner: Some(inner),
+            inner: Some(Inner::Hyper(inner)),
             drain: http1,
+        }
+    }
+
+    /// Wraps an HTTP/2 stream's body from h2.
+    pub(crate) fn h2(inner: h2::RecvStream) -> Self {
+        RequestBody {
+            inner: Some(Inner::H2(inner)),
+            drain: false,
+        }
+    }
+}
+
+impl Inner {
+    fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self {
+            Inner::Hyper(b) => Pin::new(b).poll_frame(cx).map_err(BodyError::from),
+            Inner::H2(b) => {
+                // Like hyper: the window is given back as soon as data is handed over, so
+                // flow control bounds what is buffered unread, not what a handler keeps.
+                if let Some(data) = ready!(b.poll_data(cx)) {
+                    let data = data?;
+                    let _ = b.flow_control().release_capacity(data.len());
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                Poll::Ready(match ready!(b.poll_trailers(cx)) {
+                    Ok(Some(t)) => Some(Ok(Frame::trailers(t))),
+                    Ok(None) => None,
+                    Err(e) => Some(Err(e.into())),
+                })
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Inner::Hyper(b) => b.is_end_stream(),
+            Inner::H2(b) => b.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Inner::Hyper(b) => b.size_hint(),
+            // h2 checks content-length against the data itself; no hint is needed here.
+            Inner::H2(b) if b.is_end_stream() => SizeHint::with_exact(0),
+            Inner::H2(_) => SizeHint::default(),
         }
     }
 }
 
 impl Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BodyError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         match self.inner.as_mut() {
-            Some(b) => Pin::new(b).poll_frame(cx),
+            Some(b) => b.poll_frame(cx),
             None => Poll::Ready(None),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.as_ref().is_none_or(Body::is_end_stream)
+        self.inner.as_ref().is_none_or(Inner::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
         self.inner
             .as_ref()
-            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+            .map_or_else(|| SizeHint::with_exact(0), Inner::size_hint)
     }
 }
 
@@ -107,9 +173,7 @@ impl Drop for RequestBody {
         rt.spawn(async move {
             let drain = async {
                 let mut read = 0;
-                while let Some(Ok(frame)) =
-                    std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
-                {
+                while let Some(Ok(frame)) = std::future::poll_fn(|cx| body.poll_frame(cx)).await {
                     read += frame.data_ref().map_or(0, Bytes::len);
                     if read > DRAIN_BYTES {
                         break;

@@ -16,6 +16,7 @@ pub mod connect;
 mod drain;
 mod envelope;
 pub mod health;
+mod http2;
 mod names;
 pub mod reflection;
 mod request;

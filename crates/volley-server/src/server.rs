@@ -18,7 +18,7 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use hyper::{body::Incoming, service::service_fn};
 
-use crate::drain::RequestBody;
+use crate::{drain::RequestBody, http2::H2Connection};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::conn::auto,
@@ -306,6 +306,8 @@ impl ServerBuilder {
                     rest,
                 }),
                 builder: conn,
+                h2: crate::http2::builder(self.max_concurrent_streams),
+                keepalive: self.keepalive,
                 tls: self.tls.map(TlsAcceptor::from),
                 also_plaintext: self.also_plaintext,
                 max_age: self.max_connection_age,
@@ -331,6 +333,9 @@ pub struct Server {
 struct ConnContext {
     shared: Arc<Shared>,
     builder: auto::Builder<TokioExecutor>,
+    /// HTTP/2 settings for connections served on h2 directly (`http2.rs`).
+    h2: h2::server::Builder,
+    keepalive: Option<Duration>,
     tls: Option<TlsAcceptor>,
     also_plaintext: bool,
     max_age: Option<Duration>,
@@ -452,8 +457,8 @@ impl ConnContext {
         self.open.fetch_add(1, Ordering::Relaxed);
         let _open = OpenGuard(&self.open);
         let Some(acceptor) = &self.tls else {
-            if self.identified(&stream, peer).await {
-                self.serve_io(stream, peer, drain).await;
+            if let Some(h2) = self.identified(&stream, peer).await {
+                self.serve_io(stream, peer, drain, h2).await;
             }
             return;
         };
@@ -461,8 +466,8 @@ impl ConnContext {
             let mut first = [0u8; 1];
             match tokio::time::timeout(self.handshake, stream.peek(&mut first)).await {
                 Ok(Ok(1)) if first[0] != TLS_HANDSHAKE_RECORD => {
-                    if self.identified(&stream, peer).await {
-                        self.serve_io(stream, peer, drain).await;
+                    if let Some(h2) = self.identified(&stream, peer).await {
+                        self.serve_io(stream, peer, drain, h2).await;
                     }
                     return;
                 }
@@ -471,22 +476,26 @@ impl ConnContext {
             }
         }
         match tokio::time::timeout(self.handshake, acceptor.accept(stream)).await {
-            Ok(Ok(tls)) => self.serve_io(tls, peer, drain).await,
+            Ok(Ok(tls)) => {
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                self.serve_io(tls, peer, drain, h2).await;
+            }
             Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
             Err(_) => debug!("TLS handshake with {peer} timed out"),
         }
     }
 
     /// Waits (up to the handshake timeout) until a plaintext peer has sent the whole HTTP/2
-    /// preface or a byte that rules it out; false (close) for a peer that stays silent, stalls
-    /// inside the preface or hangs up.
-    async fn identified(&self, stream: &TcpStream, peer: SocketAddr) -> bool {
+    /// preface (`Some(true)`) or a byte that rules it out (`Some(false)`); `None` (close) for a
+    /// peer that stays silent, stalls inside the preface or hangs up.
+    async fn identified(&self, stream: &TcpStream, peer: SocketAddr) -> Option<bool> {
         let wait = async {
             let mut buf = [0u8; H2_PREFACE.len()];
             loop {
                 match stream.peek(&mut buf).await {
-                    Ok(0) | Err(_) => return false,
-                    Ok(n) if n == buf.len() || buf[..n] != H2_PREFACE[..n] => return true,
+                    Ok(0) | Err(_) => return None,
+                    Ok(n) if buf[..n] != H2_PREFACE[..n] => return Some(false),
+                    Ok(n) if n == buf.len() => return Some(true),
                     // Part of the preface: peek returns at once while those bytes wait, so
                     // look again a little later (a rare path; real clients send it whole).
                     Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
@@ -500,20 +509,45 @@ impl ConnContext {
                     "{peer} sent no protocol preface in {:?}; closing",
                     self.handshake
                 );
-                false
+                None
             }
         }
     }
 
-    /// Serves one connection until it ends; a server drain or the connection's maximum age
-    /// starts its graceful shutdown (GOAWAY), and the grace period bounds an aged one.
-    async fn serve_io<I>(&self, io: I, peer: SocketAddr, mut drain: watch::Receiver<bool>)
+    /// Serves one connection until it ends: HTTP/2 (`h2`: the preface was seen, or ALPN chose
+    /// it) on h2 directly, anything else through hyper.
+    async fn serve_io<I>(&self, io: I, peer: SocketAddr, drain: watch::Receiver<bool>, h2: bool)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let shared = self.shared.clone();
-        let svc = service_fn(move |req| route(shared.clone(), req).map(Ok::<_, Infallible>));
+        if h2 {
+            let conn = H2Connection::new(io, &self.h2, shared, self.keepalive);
+            return self
+                .drive(conn, H2Connection::graceful_shutdown, peer, drain)
+                .await;
+        }
+        let svc = service_fn(move |req: http::Request<Incoming>| {
+            let http1 = req.version() < http::Version::HTTP_2;
+            route(shared.clone(), req.map(|b| RequestBody::new(b, http1))).map(Ok::<_, Infallible>)
+        });
         let conn = self.builder.serve_connection(TokioIo::new(io), svc);
+        self.drive(conn, auto::Connection::graceful_shutdown, peer, drain)
+            .await;
+    }
+
+    /// Runs a connection until it ends; a server drain or the connection's maximum age starts
+    /// its graceful shutdown (GOAWAY), and the grace period bounds an aged one.
+    async fn drive<C, E>(
+        &self,
+        conn: C,
+        graceful_shutdown: impl Fn(std::pin::Pin<&mut C>),
+        peer: SocketAddr,
+        mut drain: watch::Receiver<bool>,
+    ) where
+        C: Future<Output = Result<(), E>>,
+        E: std::fmt::Display,
+    {
         let mut conn = std::pin::pin!(conn);
         let far = Duration::from_secs(86_400 * 365);
         let aged = tokio::time::sleep(self.max_age.unwrap_or(far));
@@ -524,11 +558,11 @@ impl ConnContext {
                 r = conn.as_mut() => break r,
                 () = async { drop(drain.wait_for(|d| *d).await) }, if !draining => {
                     draining = true;
-                    conn.as_mut().graceful_shutdown();
+                    graceful_shutdown(conn.as_mut());
                 }
                 () = &mut aged, if !draining => {
                     debug!("connection from {peer} reached its maximum age; draining");
-                    conn.as_mut().graceful_shutdown();
+                    graceful_shutdown(conn.as_mut());
                     match tokio::time::timeout(self.grace, conn.as_mut()).await {
                         Ok(r) => break r,
                         Err(_) => {
@@ -551,9 +585,10 @@ impl ConnContext {
 /// sized to its own protocol. hyper moves the per-call future by value into its stream task and
 /// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
 /// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
-fn route(shared: Arc<Shared>, req: http::Request<Incoming>) -> BoxFuture<HttpResponse> {
-    let http1 = req.version() < http::Version::HTTP_2;
-    let req = req.map(|b| RequestBody::new(b, http1));
+pub(crate) fn route(
+    shared: Arc<Shared>,
+    req: http::Request<RequestBody>,
+) -> BoxFuture<HttpResponse> {
     let proto = protocol(req.headers());
     let grpc = matches!(
         proto,

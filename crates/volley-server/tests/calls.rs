@@ -683,3 +683,39 @@ service Calc {
     assert_eq!(status, 400);
     assert!(body.contains("\"code\":3"), "{body}");
 }
+
+#[tokio::test]
+async fn keepalive_drops_a_peer_that_stops_answering_pings() {
+    let r = start(|b| b.keepalive(Some(Duration::from_millis(200)))).await;
+    // A peer that says hello (preface, empty SETTINGS, SETTINGS ack) and then never answers.
+    let mut mute = tokio::net::TcpStream::connect(r.addr).await.unwrap();
+    mute.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
+    mute.write_all(b"\x00\x00\x00\x04\x01\x00\x00\x00\x00")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), mute.read_to_end(&mut seen))
+        .await
+        .expect("a peer that does not answer PINGs is closed")
+        .unwrap();
+    // SETTINGS, SETTINGS ack, WINDOW_UPDATE, then a PING (type 6) before the close.
+    assert!(
+        seen.windows(4).any(|w| w[0..3] == [0, 0, 8] && w[3] == 6),
+        "the server pinged before closing: {seen:?}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(350),
+        "not before interval + timeout"
+    );
+    // A peer that answers (h2 does) keeps its connection past several intervals.
+    let good = client(&r).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let reply = good
+        .call("/test.Calc/Echo", &[], vec![frame(&num(7))])
+        .await
+        .unwrap();
+    assert_eq!(reply.code(), Code::Ok);
+}

@@ -7,6 +7,23 @@ pub mod api {
     tonic::include_proto!("api");
 }
 
+/// A message as one gRPC frame (uncompressed).
+pub fn frame<M: prost::Message>(msg: &M) -> bytes::Bytes {
+    use bytes::BufMut;
+    let mut frame = bytes::BytesMut::with_capacity(5 + msg.encoded_len());
+    frame.put_u8(0);
+    frame.put_u32(msg.encoded_len() as u32);
+    msg.encode_raw(&mut frame);
+    frame.freeze()
+}
+
+/// The message in a request body holding one gRPC frame (the default message if it does not parse).
+pub fn decode<M: prost::Message + Default>(body: &[u8]) -> M {
+    body.get(5..)
+        .and_then(|m| M::decode(m).ok())
+        .unwrap_or_default()
+}
+
 /// The user `Get` answers, carrying the requested id.
 pub fn get_reply(id: i64) -> api::User {
     api::User {

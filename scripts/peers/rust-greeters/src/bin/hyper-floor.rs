@@ -4,15 +4,14 @@
 //! this stack.
 use std::convert::Infallible;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use prost::Message;
 use rust_greeters::{
     api::GetUserRequest,
-    get_reply,
+    decode, frame, get_reply,
     helloworld::{HelloReply, HelloRequest},
     list_item,
 };
@@ -39,20 +38,6 @@ impl tokio_stream::Stream for Frames {
         };
         std::task::Poll::Ready(next.map(Ok))
     }
-}
-
-fn frame<M: Message>(msg: &M) -> Bytes {
-    let mut frame = BytesMut::with_capacity(5 + msg.encoded_len());
-    frame.put_u8(0);
-    frame.put_u32(msg.encoded_len() as u32);
-    msg.encode_raw(&mut frame);
-    frame.freeze()
-}
-
-fn decode<M: Message + Default>(body: &Bytes) -> M {
-    body.get(5..)
-        .and_then(|m| M::decode(m).ok())
-        .unwrap_or_default()
 }
 
 async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
