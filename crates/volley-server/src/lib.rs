@@ -1,4 +1,4 @@
-//! volley-server: a gRPC server framework on tokio and hyper.
+//! volley-server: a gRPC server framework on tokio, h2 (HTTP/2) and hyper (HTTP/1.1).
 //!
 //! Register [`Service`]s built from typed handlers, then [`Server::serve`] them on a listener you
 //! bound. One handler answers every call kind; the server adds deadlines, gzip, health, reflection,
