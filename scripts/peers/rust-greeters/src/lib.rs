@@ -56,3 +56,24 @@ pub async fn listen() -> tokio::net::TcpListener {
     eprintln!("listening on {}", l.local_addr().unwrap());
     l
 }
+
+/// Serves `--addr` on one current-thread runtime (as `volley serve --threads 1` runs), one task
+/// per connection running `conn` on the accepted socket (TCP_NODELAY set). For the floors.
+pub fn serve_each<F, Fut>(conn: F)
+where
+    F: Fn(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let listener = listen().await;
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let _ = tcp.set_nodelay(true);
+            tokio::spawn(conn(tcp));
+        }
+    });
+}

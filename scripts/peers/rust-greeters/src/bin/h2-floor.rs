@@ -54,23 +54,12 @@ async fn handle(req: Request<RecvStream>, mut respond: SendResponse<Bytes>) {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let listener = rust_greeters::listen().await;
-        loop {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let _ = tcp.set_nodelay(true);
-            tokio::spawn(async move {
-                let Ok(mut conn) = h2::server::handshake(tcp).await else {
-                    return;
-                };
-                while let Some(Ok((req, respond))) = conn.accept().await {
-                    tokio::spawn(handle(req, respond));
-                }
-            });
+    rust_greeters::serve_each(|tcp| async move {
+        let Ok(mut conn) = h2::server::handshake(tcp).await else {
+            return;
+        };
+        while let Some(Ok((req, respond))) = conn.accept().await {
+            tokio::spawn(handle(req, respond));
         }
     });
 }

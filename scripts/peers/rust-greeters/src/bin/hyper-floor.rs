@@ -89,20 +89,9 @@ async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let listener = rust_greeters::listen().await;
-        loop {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let _ = tcp.set_nodelay(true);
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tcp), hyper::service::service_fn(handle))
-                    .await;
-            });
-        }
+    rust_greeters::serve_each(|tcp| async move {
+        let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .serve_connection(TokioIo::new(tcp), hyper::service::service_fn(handle))
+            .await;
     });
 }
