@@ -1,5 +1,6 @@
-//! HTTP/2 connections served on the h2 crate directly: accept streams, run each call in its own
-//! task, pipe the reply back with flow control, keepalive pings and graceful shutdown.
+//! HTTP/2 connections served on the h2 crate directly: accept streams, run each call (first on the
+//! connection's task, then in its own task if it has to wait), pipe the reply back with flow
+//! control, keepalive pings and graceful shutdown.
 //!
 //! Written by hand, not hyper's server, because the glue hyper puts between h2 and a service (its
 //! IO compatibility layers, body wrapper and per-stream state) cost ~14% of a unary call here: a
@@ -25,7 +26,7 @@ use tokio::{
     io::{AsyncRead, AsyncWrite},
     time::{Instant, Sleep},
 };
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::{
     body::ResponseBody,
@@ -72,6 +73,13 @@ pub(crate) struct H2Connection<I> {
     keepalive: Option<Keepalive>,
     /// A graceful shutdown asked for during the handshake, applied once it is done.
     shutdown: bool,
+    /// Run each new call's first poll on this task (true on a current-thread runtime, where a
+    /// task of its own runs on the same thread anyway): a call that completes then, as most
+    /// unary calls do, costs no task. On a multi-thread runtime every call gets a task at once,
+    /// so one connection's handlers can run in parallel.
+    inline: bool,
+    /// Calls accepted in this poll, waiting for their first poll (inline mode).
+    fresh: Vec<CallStream>,
 }
 
 enum State<I> {
@@ -93,6 +101,9 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
             shared,
             keepalive: keepalive.map(Keepalive::new),
             shutdown: false,
+            inline: tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
+            fresh: Vec::new(),
         }
     }
 
@@ -132,16 +143,48 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                 }
             }
             loop {
-                match ready!(conn.poll_accept(cx)) {
-                    Some(Ok((req, reply))) => {
-                        let req = req.map(RequestBody::h2);
-                        tokio::spawn(CallStream {
-                            state: Stage::Service(route(this.shared.clone(), req)),
+                match conn.poll_accept(cx) {
+                    Poll::Ready(Some(Ok((req, reply)))) => {
+                        let call = CallStream {
+                            state: Stage::Service(route(
+                                this.shared.clone(),
+                                req.map(RequestBody::h2),
+                            )),
                             reply,
-                        });
+                        };
+                        if this.inline {
+                            this.fresh.push(call);
+                        } else {
+                            tokio::spawn(call);
+                        }
                     }
-                    Some(Err(e)) => return Poll::Ready(Err(e.into())),
-                    None => return Poll::Ready(Ok(())),
+                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e.into())),
+                    Poll::Ready(None) => return Poll::Ready(Ok(())),
+                    Poll::Pending if this.fresh.is_empty() => return Poll::Pending,
+                    // Everything read so far is processed, so these calls' requests are as
+                    // complete as they will be for now: run each once here, and give a task
+                    // only to those that wait. The next poll_accept flushes the replies
+                    // queued meanwhile in one write.
+                    Poll::Pending => {
+                        for mut call in this.fresh.drain(..) {
+                            // A panicking handler must cost its own call only, as it would in
+                            // a task of its own: not this connection and its other calls.
+                            let first =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    Pin::new(&mut call).poll(cx)
+                                }));
+                            match first {
+                                Ok(Poll::Ready(())) => {}
+                                Ok(Poll::Pending) => {
+                                    tokio::spawn(call);
+                                }
+                                Err(_) => {
+                                    warn!("a handler panicked; its stream is reset");
+                                    call.reply.send_reset(h2::Reason::INTERNAL_ERROR);
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -196,7 +239,7 @@ impl Keepalive {
     }
 }
 
-/// One call's task: the routed call until its reply head, then the reply body piped into the
+/// One call: the routed call until its reply head, then the reply body piped into the
 /// stream. A hand-written future (like hyper's `H2Stream`) so the task holds one small state.
 struct CallStream {
     state: Stage,

@@ -47,6 +47,15 @@ impl Drop for DropSignal {
 
 fn test_service(dropped: Arc<std::sync::Mutex<Option<oneshot::Sender<()>>>>) -> Service {
     Service::builder("test.Calc")
+        .unary("Panic", |req: Request<Num>| async move {
+            if req.get_ref().n > 0 {
+                // Panic after a wait: the call is then in a task of its own.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("handler bug {}", req.get_ref().n);
+            #[allow(unreachable_code)]
+            Ok(Response::new(num(0)))
+        })
         .unary("Echo", |req: Request<Num>| async move {
             let echo = req.metadata().get("x-echo").cloned();
             let mut resp = Response::new(req.into_inner());
@@ -718,4 +727,25 @@ async fn keepalive_drops_a_peer_that_stops_answering_pings() {
         .await
         .unwrap();
     assert_eq!(reply.code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn a_panicking_handler_costs_its_call_only() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    // n = 0 panics on the call's first poll, n = 1 after a wait.
+    for n in [0, 1] {
+        let panicked = c.call("/test.Calc/Panic", &[], vec![frame(&num(n))]).await;
+        assert!(
+            panicked
+                .as_ref()
+                .map_or(true, |reply| reply.code() != Code::Ok),
+            "a panicking call does not succeed: {panicked:?}"
+        );
+        let reply = c
+            .call("/test.Calc/Echo", &[], vec![frame(&num(n))])
+            .await
+            .expect("the connection keeps serving");
+        assert_eq!(reply.code(), Code::Ok);
+    }
 }
