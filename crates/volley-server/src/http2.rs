@@ -11,7 +11,10 @@
 use std::{
     future::Future,
     pin::Pin,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicU32, Ordering},
+    },
     task::{Context, Poll, ready},
     time::Duration,
 };
@@ -32,6 +35,7 @@ use crate::{
     body::ResponseBody,
     call::HttpResponse,
     drain::RequestBody,
+    linger::Lingering,
     server::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, Shared, route},
     service::BoxFuture,
 };
@@ -80,11 +84,37 @@ pub(crate) struct H2Connection<I> {
     inline: bool,
     /// Calls accepted in this poll, waiting for their first poll (inline mode).
     fresh: Vec<CallStream>,
+    calm: Calm,
+}
+
+/// Rapid reset (CVE-2023-44487) guard: streams a client opens and resets at once make the server
+/// start calls it then throws away. h2 closes a connection whose reset streams pile up unaccepted
+/// (20), but a server that keeps up accepts them all; so, per block of [`CALM_BLOCK`] streams,
+/// a connection where the client reset more than half before their reply is closed with GOAWAY
+/// ENHANCE_YOUR_CALM. A client cancelling the odd call (deadlines, hedging) is far from it.
+struct Calm {
+    accepted: u32,
+    early_resets: Arc<AtomicU32>,
+}
+
+/// Streams per rapid-reset check.
+const CALM_BLOCK: u32 = 1000;
+
+impl Calm {
+    /// Counts an accepted stream; true when the block just ended and most of it was reset.
+    fn too_many_resets(&mut self) -> bool {
+        self.accepted += 1;
+        if self.accepted < CALM_BLOCK {
+            return false;
+        }
+        self.accepted = 0;
+        self.early_resets.swap(0, Ordering::Relaxed) > CALM_BLOCK / 2
+    }
 }
 
 enum State<I> {
-    Handshaking(Handshake<I, Bytes>),
-    Serving(Connection<I, Bytes>),
+    Handshaking(Handshake<Lingering<I>, Bytes>),
+    Serving(Connection<Lingering<I>, Bytes>),
 }
 
 impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
@@ -97,13 +127,17 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
         keepalive: Option<Duration>,
     ) -> Self {
         H2Connection {
-            state: State::Handshaking(builder.handshake(io)),
+            state: State::Handshaking(builder.handshake(Lingering::new(io))),
             shared,
             keepalive: keepalive.map(Keepalive::new),
             shutdown: false,
             inline: tokio::runtime::Handle::try_current()
                 .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
             fresh: Vec::new(),
+            calm: Calm {
+                accepted: 0,
+                early_resets: Arc::new(AtomicU32::new(0)),
+            },
         }
     }
 
@@ -145,7 +179,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
             loop {
                 match conn.poll_accept(cx) {
                     Poll::Ready(Some(Ok((req, reply)))) => {
+                        if this.calm.too_many_resets() {
+                            debug!("most calls reset by the client before their reply; closing");
+                            conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
+                        }
                         let call = CallStream {
+                            early_resets: this.calm.early_resets.clone(),
                             state: Stage::Service(route(
                                 this.shared.clone(),
                                 req.map(RequestBody::h2),
@@ -244,6 +283,8 @@ impl Keepalive {
 struct CallStream {
     state: Stage,
     reply: SendResponse<Bytes>,
+    /// The connection's count of calls the client reset before their reply (see [`Calm`]).
+    early_resets: Arc<AtomicU32>,
 }
 
 enum Stage {
@@ -265,6 +306,7 @@ impl Future for CallStream {
                         // drops the handler.
                         if let Poll::Ready(r) = this.reply.poll_reset(cx) {
                             debug!("stream reset by the client before its reply: {r:?}");
+                            this.early_resets.fetch_add(1, Ordering::Relaxed);
                             this.state = Stage::Done;
                             return Poll::Ready(());
                         }
@@ -390,5 +432,29 @@ impl Pipe {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calm_closes_only_a_block_mostly_reset() {
+        let mut calm = Calm {
+            accepted: 0,
+            early_resets: Arc::new(AtomicU32::new(0)),
+        };
+        // A block where most streams were reset before their reply: judged at its end.
+        calm.early_resets
+            .store(CALM_BLOCK / 2 + 1, Ordering::Relaxed);
+        assert!((1..CALM_BLOCK).all(|_| !calm.too_many_resets()));
+        assert!(calm.too_many_resets());
+        // The count starts again: a block with a few cancellations passes.
+        calm.early_resets.store(CALM_BLOCK / 10, Ordering::Relaxed);
+        assert!((0..CALM_BLOCK).all(|_| !calm.too_many_resets()));
+        // Exactly half is not "most".
+        calm.early_resets.store(CALM_BLOCK / 2, Ordering::Relaxed);
+        assert!((0..CALM_BLOCK).all(|_| !calm.too_many_resets()));
     }
 }

@@ -17,6 +17,7 @@ mod drain;
 mod envelope;
 pub mod health;
 mod http2;
+mod linger;
 mod names;
 pub mod reflection;
 mod request;
