@@ -378,29 +378,31 @@ struct Pipe {
 impl Pipe {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), h2::Error>> {
         loop {
-            // Registers for RST_STREAM while waiting for the body or for capacity.
-            if let Poll::Ready(r) = self.tx.poll_reset(cx) {
-                return Poll::Ready(Err(r?.into()));
-            }
             if let Some((_, eos)) = &self.held {
                 let eos = *eos;
                 while self.tx.capacity() == 0 {
-                    match ready!(self.tx.poll_capacity(cx)) {
-                        Some(Ok(0)) => {}
-                        Some(Ok(_)) => break,
-                        Some(Err(e)) => return Poll::Ready(Err(e)),
-                        // Closed or reset: poll_reset reports which on the next turn, if any.
-                        None => return Poll::Ready(Ok(())),
+                    match self.tx.poll_capacity(cx) {
+                        Poll::Pending => return self.wait(cx),
+                        Poll::Ready(Some(Ok(0))) => {}
+                        Poll::Ready(Some(Ok(_))) => break,
+                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                        // Closed or reset under us: nothing more can be sent.
+                        Poll::Ready(None) => return Poll::Ready(Ok(())),
                     }
                 }
                 let (data, _) = self.held.take().expect("held above");
+                // Fails once the client has reset the stream: a body that is always ready
+                // ends here without a reset check per frame.
                 self.tx.send_data(data, eos)?;
                 if eos {
                     return Poll::Ready(Ok(()));
                 }
                 continue;
             }
-            match ready!(Pin::new(&mut self.body).poll_frame(cx)) {
+            let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) else {
+                return self.wait(cx);
+            };
+            match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
                         let eos = self.body.is_end_stream();
@@ -431,6 +433,16 @@ impl Pipe {
                     return Poll::Ready(Ok(()));
                 }
             }
+        }
+    }
+
+    /// Before waiting for the body or for capacity: ends the pipe if the client reset the
+    /// stream, else registers to hear of a reset (each check locks h2's stream store, so it is
+    /// made only when the pipe is about to wait, not per frame).
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), h2::Error>> {
+        match self.tx.poll_reset(cx) {
+            Poll::Ready(r) => Poll::Ready(Err(r?.into())),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
