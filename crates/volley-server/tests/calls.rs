@@ -133,6 +133,15 @@ async fn start(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Runnin
     }
 }
 
+/// One Echo call on `c` that must succeed: the connection still serves.
+async fn echo_ok(c: &RawClient, n: i64) {
+    let reply = c
+        .call("/test.Calc/Echo", &[], vec![frame(&num(n))])
+        .await
+        .expect("the connection keeps serving");
+    assert_eq!(reply.code(), Code::Ok);
+}
+
 async fn client(r: &Running) -> RawClient {
     RawClient::connect(r.addr).await.unwrap()
 }
@@ -468,11 +477,7 @@ async fn garbage_preface_is_closed_without_harming_others() {
         .await
         .expect("garbage connection closed")
         .unwrap();
-    let reply = good
-        .call("/test.Calc/Echo", &[], vec![frame(&num(1))])
-        .await
-        .unwrap();
-    assert_eq!(reply.code(), Code::Ok);
+    echo_ok(&good, 1).await;
 }
 
 #[tokio::test]
@@ -722,11 +727,7 @@ async fn keepalive_drops_a_peer_that_stops_answering_pings() {
     // A peer that answers (h2 does) keeps its connection past several intervals.
     let good = client(&r).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
-    let reply = good
-        .call("/test.Calc/Echo", &[], vec![frame(&num(7))])
-        .await
-        .unwrap();
-    assert_eq!(reply.code(), Code::Ok);
+    echo_ok(&good, 7).await;
 }
 
 #[tokio::test]
@@ -742,10 +743,6 @@ async fn a_panicking_handler_costs_its_call_only() {
                 .map_or(true, |reply| reply.code() != Code::Ok),
             "a panicking call does not succeed: {panicked:?}"
         );
-        let reply = c
-            .call("/test.Calc/Echo", &[], vec![frame(&num(n))])
-            .await
-            .expect("the connection keeps serving");
-        assert_eq!(reply.code(), Code::Ok);
+        echo_ok(&c, n).await;
     }
 }
