@@ -4,9 +4,9 @@
 //!
 //! Written by hand, not hyper's server, because the glue hyper puts between h2 and a service (its
 //! IO compatibility layers, body wrapper and per-stream state) cost ~14% of a unary call here: a
-//! minimal handler on h2 measured 10.1 us per call against 11.7 us on hyper (BENCHMARKS.md,
-//! "Server"). HTTP/1.1, and HTTP/2 over TLS without ALPN, still go through hyper. The stream and
-//! pipe logic follow hyper 1.x's `H2Stream` and `PipeToSendStream`.
+//! minimal handler on h2 measured 8.6-8.9 us per call against 10.0-11.7 us on hyper
+//! (BENCHMARKS.md, "Server"). HTTP/1.1, and HTTP/2 over TLS without ALPN, still go through
+//! hyper. The stream and pipe logic follow hyper 1.x's `H2Stream` and `PipeToSendStream`.
 
 use std::{
     future::Future,
@@ -290,7 +290,6 @@ struct CallStream {
 enum Stage {
     Service(BoxFuture<HttpResponse>),
     Body(Pipe),
-    Done,
 }
 
 impl Future for CallStream {
@@ -307,63 +306,65 @@ impl Future for CallStream {
                         if let Poll::Ready(r) = this.reply.poll_reset(cx) {
                             debug!("stream reset by the client before its reply: {r:?}");
                             this.early_resets.fetch_add(1, Ordering::Relaxed);
-                            this.state = Stage::Done;
                             return Poll::Ready(());
                         }
                         return Poll::Pending;
                     };
-                    let (parts, mut body) = resp.into_parts();
-                    let mut head = http::Response::from_parts(parts, ());
-                    let end = body.is_end_stream();
-                    if !end {
-                        if let Some(len) = body.size_hint().exact() {
-                            head.headers_mut()
-                                .entry(http::header::CONTENT_LENGTH)
-                                .or_insert_with(|| len.into());
-                        }
-                    }
-                    match this.reply.send_response(head, end) {
-                        Ok(mut tx) if !end => {
-                            // A unary reply goes out in one step: h2 buffers a frame beyond
-                            // the window, and one message needs no backpressure. Saves the
-                            // pipe's per-frame capacity and reset checks (each locks h2's
-                            // stream store).
-                            if let Some((data, trailers)) = body.take_unary() {
-                                let sent = tx.send_data(data, false);
-                                if let Err(e) = sent.and_then(|()| tx.send_trailers(trailers)) {
-                                    debug!("sending a unary reply failed: {e}");
-                                }
-                                this.state = Stage::Done;
-                                return Poll::Ready(());
-                            }
-                            this.state = Stage::Body(Pipe {
-                                body,
-                                tx,
-                                held: None,
-                            });
-                        }
-                        Ok(_) => {
-                            this.state = Stage::Done;
-                            return Poll::Ready(());
-                        }
-                        Err(e) => {
-                            debug!("sending a reply head failed: {e}");
-                            this.reply.send_reset(h2::Reason::INTERNAL_ERROR);
-                            this.state = Stage::Done;
-                            return Poll::Ready(());
-                        }
+                    match this.start_reply(resp) {
+                        Some(pipe) => this.state = Stage::Body(pipe),
+                        None => return Poll::Ready(()),
                     }
                 }
                 Stage::Body(pipe) => {
                     if let Err(e) = ready!(pipe.poll(cx)) {
                         debug!("sending a reply body failed: {e}");
                     }
-                    this.state = Stage::Done;
                     return Poll::Ready(());
                 }
-                Stage::Done => return Poll::Ready(()),
             }
         }
+    }
+}
+
+impl CallStream {
+    /// Sends the reply head, and a unary reply whole; the pipe for a body still to come.
+    fn start_reply(&mut self, resp: HttpResponse) -> Option<Pipe> {
+        let (parts, mut body) = resp.into_parts();
+        let mut head = http::Response::from_parts(parts, ());
+        let end = body.is_end_stream();
+        if !end {
+            if let Some(len) = body.size_hint().exact() {
+                head.headers_mut()
+                    .entry(http::header::CONTENT_LENGTH)
+                    .or_insert_with(|| len.into());
+            }
+        }
+        let mut tx = match self.reply.send_response(head, end) {
+            Ok(tx) => tx,
+            Err(e) => {
+                debug!("sending a reply head failed: {e}");
+                self.reply.send_reset(h2::Reason::INTERNAL_ERROR);
+                return None;
+            }
+        };
+        if end {
+            return None;
+        }
+        // A unary reply goes out in one step: h2 buffers a frame beyond the window, and one
+        // message needs no backpressure. Saves the pipe's per-frame capacity and reset checks
+        // (each locks h2's stream store).
+        if let Some((data, trailers)) = body.take_unary() {
+            let sent = tx.send_data(data, false);
+            if let Err(e) = sent.and_then(|()| tx.send_trailers(trailers)) {
+                debug!("sending a unary reply failed: {e}");
+            }
+            return None;
+        }
+        Some(Pipe {
+            body,
+            tx,
+            held: None,
+        })
     }
 }
 
@@ -378,11 +379,13 @@ struct Pipe {
 impl Pipe {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), h2::Error>> {
         loop {
-            if let Some((_, eos)) = &self.held {
-                let eos = *eos;
+            if let Some((data, eos)) = self.held.take() {
                 while self.tx.capacity() == 0 {
                     match self.tx.poll_capacity(cx) {
-                        Poll::Pending => return self.wait(cx),
+                        Poll::Pending => {
+                            self.held = Some((data, eos));
+                            return self.wait(cx);
+                        }
                         Poll::Ready(Some(Ok(0))) => {}
                         Poll::Ready(Some(Ok(_))) => break,
                         Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
@@ -390,7 +393,6 @@ impl Pipe {
                         Poll::Ready(None) => return Poll::Ready(Ok(())),
                     }
                 }
-                let (data, _) = self.held.take().expect("held above");
                 // Fails once the client has reset the stream: a body that is always ready
                 // ends here without a reset check per frame.
                 self.tx.send_data(data, eos)?;

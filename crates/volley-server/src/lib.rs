@@ -4,9 +4,10 @@
 //! bound. One handler answers every call kind; the server adds deadlines, gzip, health, reflection,
 //! message limits, TLS and a graceful drain.
 //!
-//! Layout: `status`/`timeout`/`codec`/`compression` are the wire pieces; `service` and `router` hold
-//! handlers; `call` runs one call and `body` writes its response; `server` owns listeners and
-//! connections; `tls`, `health` and `reflection` are the batteries.
+//! Layout: `status`/`timeout`/`codec`/`compression` are the wire pieces; `service` and `router`
+//! hold handlers; `call` runs one call and `body` writes its response; `server` owns listeners
+//! and connections, `http2` serves HTTP/2 ones on h2 (`linger` closes them so the last GOAWAY is
+//! read) and hyper the rest; `tls`, `health` and `reflection` are the batteries.
 
 mod body;
 mod call;

@@ -50,9 +50,10 @@ pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
 pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
 /// Default HTTP/2 connection window. Large on purpose: h2 (0.4.16+) sends GOAWAY
 /// ENHANCE_YOUR_CALM when unread small DATA frames exhaust a budget of half this window (its
-/// default, kept for connections served by h2 directly and by hyper alike). A client streaming tiny messages (seed 004's 38-byte orders)
-/// faster than a handler reads them can fill a 1 MiB stream window with ~27k frames costing
-/// ~6 MiB of budget; 16 MiB (grpc-go's largest BDP window) gives 8 MiB.
+/// default, kept for connections served by h2 directly and by hyper alike). A client streaming
+/// tiny messages (seed 004's 38-byte orders) faster than a handler reads them can fill a 1 MiB
+/// stream window with ~27k frames costing ~6 MiB of budget; 16 MiB (grpc-go's largest BDP
+/// window) gives 8 MiB.
 pub const DEFAULT_CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 /// Default time a new connection has to identify itself (TLS handshake done; for plaintext, the
 /// whole HTTP/2 preface or a byte that rules it out) before it is closed.
