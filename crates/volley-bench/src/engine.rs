@@ -14,7 +14,7 @@ use std::{
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
 use volley_client::{CallHead, Channel, Endpoint, Strategy, http1::Http1Connection};
-use volley_server::Status;
+use volley_wire::Status;
 
 use crate::{
     options::{DurationStop, EndReason, RunOptions},

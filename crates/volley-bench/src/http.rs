@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use http_body_util::Full;
-use volley_server::Status;
+use volley_wire::Status;
 
 use crate::{engine::Target, streaming::Conn};
 

@@ -10,7 +10,7 @@ use volley_proto::{
     message::{encode_all, from_json},
     template::{CallData, Template},
 };
-use volley_server::{codec::frame_payload, compression::Encoding};
+use volley_wire::{codec::frame_payload, compression::Encoding};
 
 /// Frames a message, gzip-compressed when asked.
 pub fn frame(msg: &[u8], gzip: bool) -> Bytes {

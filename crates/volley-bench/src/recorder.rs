@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
-use volley_server::{ALL_CODES, Code, Status};
+use volley_wire::{ALL_CODES, Code, Status};
 
 /// Latencies are recorded in nanoseconds from 1 ns to one hour at 3 significant digits.
 const HIGHEST: u64 = 3_600_000_000_000;

@@ -10,7 +10,7 @@ use volley_client::{
     Channel, Connection,
     call::{finish, transport_status},
 };
-use volley_server::{Code, Status};
+use volley_wire::{Code, Status};
 
 use crate::{engine::Target, options::RunOptions, recorder::Recorder};
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use h2::{RecvStream, client::SendRequest};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header::CONTENT_TYPE};
-use volley_server::{Code, Status, timeout::format_grpc_timeout};
+use volley_wire::{Code, Status, timeout::format_grpc_timeout};
 
 /// A request head prepared once and cloned per call.
 #[derive(Clone, Debug)]
@@ -160,7 +160,7 @@ pub async fn attempt_with(
         retire: false,
     };
     let reply = finish_into(resp, keep).await.map_err(not_retried)?;
-    let len = reply.bytes.saturating_sub(volley_server::codec::HEADER_LEN);
+    let len = reply.bytes.saturating_sub(volley_wire::codec::HEADER_LEN);
     if len > head.max_recv {
         return Err(not_retried(Status::resource_exhausted(format!(
             "grpc: received message larger than max ({len} vs. {})",

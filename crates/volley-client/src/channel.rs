@@ -19,7 +19,7 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use volley_server::Status;
+use volley_wire::Status;
 
 use crate::{
     CallHead, Connection, Endpoint, UnaryReply,
@@ -290,7 +290,7 @@ impl Channel {
     /// A unary call that returns the reply's first message (its payload, undecoded).
     pub async fn unary_message(&self, head: &CallHead, body: Bytes) -> Result<Bytes, Status> {
         let (_, frames) = self.retrying(head, body, true).await?;
-        volley_server::codec::first_message(&frames)
+        volley_wire::codec::first_message(&frames)
             .ok_or_else(|| Status::internal("the reply held no whole message"))
     }
 

@@ -14,7 +14,7 @@ use volley_proto::pb::reflection::{
     server_reflection_request::MessageRequest as Req,
     server_reflection_response::MessageResponse as Resp,
 };
-use volley_server::{Code, Status, codec::FrameDecoder};
+use volley_wire::{Code, Status, codec::FrameDecoder};
 
 use crate::{CallHead, call::transport_status, connection::Connection};
 
@@ -147,7 +147,7 @@ fn ask(out: &mut SendStream<Bytes>, req: Req) -> Result<(), Fetch> {
         host: String::new(),
         message_request: Some(req),
     };
-    out.send_data(volley_server::codec::encode_frame(&msg), false)
+    out.send_data(volley_wire::codec::encode_frame(&msg), false)
         .map_err(|e| failed(transport_status(&e)))
 }
 

@@ -46,9 +46,14 @@ fn file_err(path: &Path, problem: impl std::fmt::Display) -> TlsSetupError {
     }
 }
 
+/// The rustls crypto provider the client uses (ring, as the server).
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
 /// Builds a client config offering ALPN `h2`.
 pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let provider = volley_server::tls::provider();
+    let provider = crate::tls::provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?;
     let builder = if opts.skip_verify {

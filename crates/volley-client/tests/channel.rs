@@ -12,8 +12,9 @@ use bytes::Bytes;
 use futures_util::future::join_all;
 use tokio::{sync::oneshot, task::JoinHandle};
 use volley_client::{CallHead, Channel, Endpoint, Strategy, Target};
-use volley_server::{Code, Server, codec::encode_frame};
+use volley_server::Server;
 use volley_services::{Options, pb::helloworld::HelloRequest};
+use volley_wire::{Code, codec::encode_frame};
 
 struct Backend {
     addr: SocketAddr,

@@ -6,8 +6,9 @@ use bytes::Bytes;
 use volley_client::{
     CallHead, ConnectError, Connection, Endpoint, Target, call::unary, reflect::fetch_pool,
 };
-use volley_server::{Code, Server, codec::encode_frame};
+use volley_server::Server;
 use volley_services::pb::api::GetUserRequest;
+use volley_wire::{Code, codec::encode_frame};
 
 async fn serve() -> SocketAddr {
     let mut b = Server::builder().file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET);

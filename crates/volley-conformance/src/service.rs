@@ -11,8 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use prost::Name;
 use tokio::sync::mpsc;
 use volley_server::{
-    Code, Request, Response, Service, Status, Streaming, connect::ConnectGetQuery,
-    rest::query_pairs,
+    Code, ConnectGetQuery, Request, Response, Service, Status, Streaming, transcode::query_pairs,
 };
 
 use crate::pb::{

@@ -4,49 +4,61 @@
 //! bound. One handler answers every call kind; the server adds deadlines, gzip, health, reflection,
 //! message limits, TLS and a graceful drain.
 //!
-//! Layout: `status`/`timeout`/`codec`/`compression` are the wire pieces; `service` and `router`
-//! hold handlers; `call` runs one call and `body` writes its response; `server` owns listeners
-//! and connections, `http2` serves HTTP/2 ones on h2 (`linger` closes them so the last GOAWAY is
-//! read) and hyper the rest; `tls`, `health` and `reflection` are the batteries.
+//! # Layout
+//!
+//! In the order a request flows through it; every module imports only from those below it.
+//!
+//! - `builder`, `server`: [`ServerBuilder`] turns services and settings into a [`Server`], whose
+//!   [`serve`](Server::serve) runs the accept loop and the graceful drain.
+//! - `conn`: one connection: TLS or h2c told apart by the first byte, the handshake deadline,
+//!   HTTP/2 served on h2 directly (`conn::h2`) and HTTP/1.1 through hyper, maximum age, lingering
+//!   close.
+//! - `call`: one call: picks the protocol's adapter (gRPC, gRPC-Web and Connect streams in
+//!   `call::grpc`, Connect unary, REST) or refuses the request.
+//! - `route`: what calls read: the method table, REST routes, descriptors, limits, and the
+//!   protocol a content type names.
+//! - `handler`: [`Service`]s of typed handlers, erased to byte handlers, and what a handler
+//!   receives and returns ([`Request`], [`Response`]).
+//! - `body`: request bodies (drained on HTTP/1.1), the inbound message stream ([`Streaming`]),
+//!   response bodies, and the envelopes of gRPC-Web and Connect.
+//! - `deadline`, `transcode`: a call's deadline; JSON <-> protobuf and Connect's error words.
+//! - [`tls`], [`health`], [`reflection`]: the batteries.
+//!
+//! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
+//! shared with the client and the load generator; its [`Status`], [`Code`], [`IntoFrame`] and
+//! [`Reply`] are re-exported here.
 
 mod body;
+mod builder;
 mod call;
-pub mod codec;
-pub mod compression;
-pub mod connect;
-mod drain;
-mod envelope;
+mod conn;
+mod deadline;
+mod error;
+mod handler;
 pub mod health;
-mod http2;
-mod linger;
-mod names;
 pub mod reflection;
-mod request;
-pub mod rest;
-mod router;
+mod route;
 mod server;
-mod service;
-mod status;
-mod streaming;
-pub mod timeout;
 pub mod tls;
+pub mod transcode;
 
-pub use body::ResponseBody;
-pub use codec::{IntoFrame, Reply};
-pub use request::{Request, Response};
-pub use server::{ConnectionCounts, ServeError, Server, ServerBuilder};
+pub use body::Streaming;
+pub use builder::ServerBuilder;
+pub use call::ConnectGetQuery;
+pub use error::ServeError;
+pub use handler::{Request, Response, Service, ServiceBuilder};
+pub use server::{ConnectionCounts, Server};
 /// Generated health and reflection types (from `volley-proto`).
 pub use volley_proto::pb;
+pub use volley_wire::{ALL_CODES, Code, IntoFrame, Reply, Status};
 
 /// The server's documented defaults.
 pub mod server_defaults {
-    pub use crate::server::{
-        DEFAULT_CONNECTION_WINDOW as CONNECTION_WINDOW, DEFAULT_GRACE_PERIOD as GRACE_PERIOD,
-        DEFAULT_HANDSHAKE_TIMEOUT as HANDSHAKE_TIMEOUT,
+    pub use crate::builder::{
+        DEFAULT_GRACE_PERIOD as GRACE_PERIOD, DEFAULT_HANDSHAKE_TIMEOUT as HANDSHAKE_TIMEOUT,
         DEFAULT_MAX_CONCURRENT_STREAMS as MAX_CONCURRENT_STREAMS,
-        DEFAULT_STREAM_WINDOW as STREAM_WINDOW,
+    };
+    pub use crate::conn::h2::{
+        DEFAULT_CONNECTION_WINDOW as CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW as STREAM_WINDOW,
     };
 }
-pub use service::{Service, ServiceBuilder};
-pub use status::{ALL_CODES, Code, Status};
-pub use streaming::Streaming;

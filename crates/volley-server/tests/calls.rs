@@ -17,11 +17,9 @@ use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::oneshot,
 };
-use volley_server::{
-    Code, Request, Response, Server, ServerBuilder, Service, Status, Streaming,
-    compression::Encoding,
-};
+use volley_server::{Code, Request, Response, Server, ServerBuilder, Service, Status, Streaming};
 use volley_testkit::{RawClient, frame};
+use volley_wire::compression::Encoding;
 
 #[derive(Clone, PartialEq, Message)]
 struct Num {

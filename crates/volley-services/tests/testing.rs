@@ -2,7 +2,7 @@
 //! clients cannot see whether a reply was compressed; this test reads the bytes).
 
 use bytes::Bytes;
-use volley_server::{Code, Server, compression::Encoding};
+use volley_server::{Code, Server};
 use volley_services::{
     pb::grpc::testing::{
         BoolValue, ResponseParameters, SimpleRequest, SimpleResponse, StreamingInputCallRequest,
@@ -11,6 +11,7 @@ use volley_services::{
     testing,
 };
 use volley_testkit::{RawClient, frame};
+use volley_wire::compression::Encoding;
 
 const GZIP: &[(&str, &str)] = &[("grpc-accept-encoding", "gzip"), ("grpc-encoding", "gzip")];
 

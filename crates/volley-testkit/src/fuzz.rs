@@ -12,7 +12,7 @@ use std::{
 use bytes::Bytes;
 use prost_reflect::MessageDescriptor;
 use volley_proto::template::{CallData, Template};
-use volley_server::{codec::FrameDecoder, compression::Encoding};
+use volley_wire::{codec::FrameDecoder, compression::Encoding};
 
 /// A fuzz target's body.
 pub type Target = fn(&[u8]);
@@ -71,13 +71,13 @@ pub fn json_message(data: &[u8]) {
     };
     if let Ok(msgs) = volley_proto::message::from_json(desc, text) {
         for wire in volley_proto::message::encode_all(&msgs) {
-            let json = volley_server::connect::proto_to_json(desc, &wire)
+            let json = volley_server::transcode::proto_to_json(desc, &wire)
                 .expect("a message we encoded transcodes to JSON");
-            volley_server::connect::json_to_proto(desc, &json)
+            volley_server::transcode::json_to_proto(desc, &json)
                 .expect("JSON the server wrote reads back");
         }
     }
-    let _ = volley_server::connect::json_to_proto(desc, rest);
+    let _ = volley_server::transcode::json_to_proto(desc, rest);
 }
 
 /// The schema loader of `volley bench --proto`: the bytes are a .proto file, compiled with its

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use bytes::{Bytes, BytesMut};
 use h2::client::SendRequest;
 use prost::Message;
-use volley_server::{Code, Status};
+use volley_wire::{Code, Status};
 
 /// Frames a message as gRPC does (flag 0, big-endian length).
 pub fn frame(m: &impl Message) -> Bytes {

@@ -17,8 +17,8 @@ use hyper_util::{
 use prost::Message;
 use tracing::{debug, info};
 use volley_client::{CallHead, Channel, Endpoint, Strategy, Target};
-use volley_server::{Code, codec::encode_frame};
 use volley_services::pb::helloworld::{HelloReply, HelloRequest};
+use volley_wire::{Code, codec::encode_frame};
 
 use crate::cli::GatewayArgs;
 

@@ -27,8 +27,8 @@ use volley_client::{
     call::{attempt_with, transport_status},
     tls::{TlsOptions, client_config},
 };
-use volley_server::{Code, Status, codec::FrameDecoder};
 use volley_services::pb::orders::{Order, OrderReply};
+use volley_wire::{Code, Status, codec::FrameDecoder};
 
 use crate::cli::OrdersArgs;
 
@@ -129,7 +129,7 @@ fn order(i: u64) -> (Order, SystemTime, Instant) {
 }
 
 fn frame(o: &Order) -> Bytes {
-    volley_server::codec::encode_frame(o)
+    volley_wire::codec::encode_frame(o)
 }
 
 fn endpoint(addr: &str, args: &OrdersArgs) -> Result<Endpoint> {
@@ -414,7 +414,7 @@ async fn unary_client(
         attempt_with(conn.sender(), head, frame(&o), Some(&mut kept))
             .await
             .map_err(|f| f.status)?;
-        let msg = volley_server::codec::first_message(&kept.split().freeze())
+        let msg = volley_wire::codec::first_message(&kept.split().freeze())
             .ok_or_else(|| Status::internal("no reply message"))?;
         let reply = OrderReply::decode(msg).map_err(|e| Status::internal(e.to_string()))?;
         rec.record(wall, sent, &reply);

@@ -11,9 +11,9 @@ use std::{
 };
 
 use bytes::Bytes;
-use volley_server::{Code, compression::Encoding};
 use volley_services::pb::api::GetUserRequest;
 use volley_testkit::{RawClient, VolleyProcess, frame};
+use volley_wire::{Code, compression::Encoding};
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_volley"))

@@ -209,7 +209,7 @@ async fn rapid_reset_is_bounded() {
     let (sent, took, cut_off) = attack.await.unwrap();
     // A guard ends the attacking connection with GOAWAY ENHANCE_YOUR_CALM: h2's (20 remotely
     // reset streams not yet accepted) when the server falls behind, else volley's (more than
-    // half of a block of 1,000 streams reset before their reply; `http2.rs`).
+    // half of a block of 1,000 streams reset before their reply; `conn/h2.rs`).
     let e = cut_off.unwrap_or_else(|| panic!("{sent} resets in {took:?} and still connected"));
     assert!(
         e.is_go_away() && e.reason() == Some(h2::Reason::ENHANCE_YOUR_CALM),

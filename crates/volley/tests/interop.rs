@@ -18,13 +18,13 @@ use bytes::Bytes;
 use h2::RecvStream;
 use prost::Message;
 use volley_client::{Channel, Endpoint, Strategy, call::CallHead, endpoint::Target};
-use volley_server::{Code, Status, codec::FrameDecoder};
 use volley_services::pb::grpc::testing::{
     EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest, SimpleResponse,
     StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
     StreamingOutputCallResponse,
 };
 use volley_testkit::{VolleyProcess, frame, ok_stdout, tool};
+use volley_wire::{Code, Status, codec::FrameDecoder};
 
 /// The cases grpc-go's client and grpc-java's client both run.
 const CASES: &[&str] = &[

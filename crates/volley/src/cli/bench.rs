@@ -173,6 +173,8 @@ pub struct BenchArgs {
     pub connections: Option<u64>,
     /// How calls share connections: per-request, single, pool[:N] (N defaults to --connections)
     /// or expanding[:MAX] [default: single, or pool:N with --connections N].
+    // The brackets are help text for the terminal, not rustdoc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long)]
     pub strategy: Option<String>,
     /// Dial timeout [default: 10s].

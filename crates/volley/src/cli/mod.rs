@@ -204,6 +204,8 @@ pub struct GatewayArgs {
 
     /// How calls share backend connections: per-request, single, pool[:N] (default 4) or
     /// expanding[:MAX] (default 8).
+    // The brackets are help text for the terminal, not rustdoc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, default_value = "expanding")]
     pub strategy: String,
 

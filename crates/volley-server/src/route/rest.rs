@@ -1,32 +1,12 @@
 //! REST routes from `google.api.http` rules (in the method options of the registered descriptors,
 //! or given in code): path templates in the full grammar (`{field}`, `{field=a/*/b/**}`, `*`,
-//! `**`, `:verb`), query parameters
-//! and a JSON body mapped onto the request message; replies as JSON (server streams as
-//! newline-delimited `{"result": ...}` objects, as grpc-gateway writes them).
+//! `**`, `:verb`), compiled once and matched without allocating. `call::rest` serves a match.
 
-use std::{
-    convert::Infallible,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
-
-use crate::drain::RequestBody;
-use bytes::Bytes;
-use http::{HeaderValue, Method, StatusCode, header::CONTENT_TYPE};
-use http_body::{Body, Frame};
-use prost_reflect::{Kind, MessageDescriptor, MethodDescriptor};
-use serde_json::{Map, Value};
+use http::Method;
+use prost_reflect::{MessageDescriptor, MethodDescriptor};
 use volley_proto::pb::google_api::{HttpRule, http_rule::Pattern};
 
-use crate::{
-    Code, Request, ResponseBody, Status,
-    call::{HttpResponse, within},
-    codec::HEADER_LEN,
-    connect::{http_status, json_to_proto, proto_to_json, read_limited},
-    server::Shared,
-    service::{FrameStream, Handler},
-};
+use crate::transcode::decode;
 
 /// One segment of a compiled path template.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,14 +36,17 @@ struct Template {
 
 /// One REST route: an HTTP method and path template bound to a gRPC method.
 #[derive(Clone, Debug)]
-pub struct Route {
+pub(crate) struct Route {
     method: Method,
     template: Template,
     /// `*` (the whole body is the message), a field name, or empty (no body).
-    body: String,
-    grpc_path: String,
-    input: MessageDescriptor,
-    output: MessageDescriptor,
+    pub(crate) body: String,
+    /// The gRPC method's path, `/package.Service/Method`.
+    pub(crate) grpc_path: String,
+    /// The request message type.
+    pub(crate) input: MessageDescriptor,
+    /// The reply message type.
+    pub(crate) output: MessageDescriptor,
 }
 
 /// A rule that could not be used.
@@ -194,7 +177,10 @@ impl Template {
 
 impl Route {
     /// Builds routes for `method` from a rule (and its additional bindings).
-    pub fn from_rule(method: &MethodDescriptor, rule: &HttpRule) -> Result<Vec<Route>, RuleError> {
+    pub(crate) fn from_rule(
+        method: &MethodDescriptor,
+        rule: &HttpRule,
+    ) -> Result<Vec<Route>, RuleError> {
         let err = |problem: String| RuleError {
             method: method.full_name().to_owned(),
             problem,
@@ -226,7 +212,7 @@ impl Route {
     }
 
     /// The rule in a method's options, if it has one.
-    pub fn from_options(method: &MethodDescriptor) -> Result<Vec<Route>, RuleError> {
+    pub(crate) fn from_options(method: &MethodDescriptor) -> Result<Vec<Route>, RuleError> {
         let pool = method.parent_pool();
         let Some(ext) = pool.get_extension_by_name("google.api.http") else {
             return Ok(Vec::new());
@@ -252,20 +238,6 @@ impl Route {
     }
 }
 
-fn decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-/// A query string's `key=value` pairs, percent-decoded (`+` as space), in order.
-pub fn query_pairs(q: &str) -> impl Iterator<Item = (String, String)> + '_ {
-    q.split('&').filter(|p| !p.is_empty()).map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (decode(&k.replace('+', " ")), decode(&v.replace('+', " ")))
-    })
-}
-
 /// Finds the route for a request: its index in `routes` and the path variables.
 pub(crate) fn find(
     routes: &[Route],
@@ -277,208 +249,6 @@ pub(crate) fn find(
         .enumerate()
         .filter(|(_, r)| r.method == method)
         .find_map(|(i, r)| r.matches(path).map(|v| (i, v)))
-}
-
-/// Sets `a.b.c` in a JSON object to a value typed for the message field it names.
-fn set_field(
-    obj: &mut Map<String, Value>,
-    desc: &MessageDescriptor,
-    path: &str,
-    raw: &str,
-    repeated_ok: bool,
-) -> Result<(), Status> {
-    let (head, tail) = path
-        .split_once('.')
-        .map_or((path, None), |(h, t)| (h, Some(t)));
-    let field = desc
-        .get_field_by_name(head)
-        .or_else(|| desc.get_field_by_json_name(head))
-        .ok_or_else(|| {
-            Status::invalid_argument(format!("{} has no field {head:?}", desc.full_name()))
-        })?;
-    let key = field.json_name().to_owned();
-    if let Some(rest) = tail {
-        let Kind::Message(inner) = field.kind() else {
-            return Err(Status::invalid_argument(format!("{head} is not a message")));
-        };
-        let entry = obj.entry(key).or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(m) = entry else {
-            return Err(Status::invalid_argument(format!("{head} is set twice")));
-        };
-        return set_field(m, &inner, rest, raw, repeated_ok);
-    }
-    let value = match field.kind() {
-        Kind::Bool => Value::Bool(raw == "true"),
-        Kind::Double | Kind::Float => raw
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| Value::String(raw.to_owned()), Value::Number),
-        _ => Value::String(raw.to_owned()),
-    };
-    if field.is_list() && repeated_ok {
-        match obj.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-            Value::Array(a) => a.push(value),
-            _ => return Err(Status::invalid_argument(format!("{head} is set twice"))),
-        }
-    } else {
-        obj.insert(key, value);
-    }
-    Ok(())
-}
-
-fn error_response(s: &Status) -> HttpResponse {
-    // grpc-gateway's error shape.
-    let body = serde_json::json!({"code": s.code() as i32, "message": s.message(), "details": []});
-    let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(
-        Bytes::from(body.to_string()),
-    )));
-    *resp.status_mut() = if s.code() == Code::Unimplemented {
-        StatusCode::NOT_FOUND
-    } else {
-        http_status(s.code())
-    };
-    resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp
-}
-
-/// Serves a REST call.
-pub(crate) async fn serve(
-    shared: Arc<Shared>,
-    req: http::Request<RequestBody>,
-    route: usize,
-    vars: Vec<(String, String)>,
-) -> HttpResponse {
-    let route = &shared.rest[route];
-    let (parts, body) = req.into_parts();
-    let Some(handler) = shared.router.get(&route.grpc_path).cloned() else {
-        return error_response(&shared.router.not_found(&route.grpc_path));
-    };
-    let deadline = match crate::connect::timeout(&parts.headers) {
-        Ok(d) => d,
-        Err(s) => return error_response(&s),
-    };
-    let limit = shared.limits.max_recv;
-    let input = async {
-        let raw = read_limited(body, limit).await.map_err(|(s, _)| s)?;
-        let mut obj = Map::new();
-        if !route.body.is_empty() && !raw.is_empty() {
-            let v: Value = serde_json::from_slice(&raw)
-                .map_err(|e| Status::invalid_argument(format!("invalid JSON body: {e}")))?;
-            if route.body == "*" {
-                match v {
-                    Value::Object(m) => obj = m,
-                    _ => return Err(Status::invalid_argument("the body must be a JSON object")),
-                }
-            } else {
-                let f = route.input.get_field_by_name(&route.body).ok_or_else(|| {
-                    Status::internal(format!("rule body names no field {:?}", route.body))
-                })?;
-                obj.insert(f.json_name().to_owned(), v);
-            }
-        }
-        for (field, value) in &vars {
-            set_field(&mut obj, &route.input, field, value, false)?;
-        }
-        if route.body != "*" {
-            if let Some(q) = parts.uri.query() {
-                for (k, v) in query_pairs(q) {
-                    set_field(&mut obj, &route.input, &k, &v, true)?;
-                }
-            }
-        }
-        json_to_proto(&route.input, Value::Object(obj).to_string().as_bytes())
-    };
-    let msg = match within(deadline, input).await {
-        Ok(m) => m,
-        Err(s) => return error_response(&s),
-    };
-    let request = Request::from_parts(parts.headers, deadline, msg);
-    match handler {
-        Handler::Unary(h) => match within(deadline, h(request)).await {
-            Ok(resp) => {
-                let (_, frame, _) = resp.into_parts();
-                match proto_to_json(&route.output, &frame[HEADER_LEN..]) {
-                    Ok(json) => json_response(json),
-                    Err(s) => error_response(&s),
-                }
-            }
-            Err(s) => error_response(&s),
-        },
-        Handler::ServerStreaming(h) => match within(deadline, h(request)).await {
-            Ok(resp) => {
-                let (_, frames, _) = resp.into_parts();
-                let body = NdJson {
-                    frames: Some(frames),
-                    output: route.output.clone(),
-                };
-                let mut r = http::Response::new(ResponseBody::other(body));
-                r.headers_mut()
-                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                r
-            }
-            Err(s) => error_response(&s),
-        },
-        _ => error_response(&Status::unimplemented(
-            "client and bidi streams have no REST mapping",
-        )),
-    }
-}
-
-fn json_response(json: Bytes) -> HttpResponse {
-    let mut r = http::Response::new(ResponseBody::other(http_body_util::Full::new(json)));
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
-}
-
-/// A server stream as newline-delimited `{"result": ...}` / `{"error": ...}` objects.
-struct NdJson {
-    frames: Option<FrameStream>,
-    output: MessageDescriptor,
-}
-
-impl Body for NdJson {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let Some(frames) = self.frames.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let line = match frames.as_mut().poll_next(cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(None) => {
-                self.frames = None;
-                return Poll::Ready(None);
-            }
-            Poll::Ready(Some(Ok(frame))) => match proto_to_json(&self.output, &frame[HEADER_LEN..])
-            {
-                Ok(json) => {
-                    let mut l = b"{\"result\":".to_vec();
-                    l.extend_from_slice(&json);
-                    l.extend_from_slice(b"}\n");
-                    l
-                }
-                Err(s) => error_line(&s, &mut self.frames),
-            },
-            Poll::Ready(Some(Err(s))) => error_line(&s, &mut self.frames),
-        };
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(line)))))
-    }
-}
-
-fn error_line(s: &Status, frames: &mut Option<FrameStream>) -> Vec<u8> {
-    *frames = None;
-    let mut l = serde_json::json!({"error": {"code": s.code() as i32, "message": s.message()}})
-        .to_string()
-        .into_bytes();
-    l.push(b'\n');
-    l
 }
 
 #[cfg(test)]

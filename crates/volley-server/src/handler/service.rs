@@ -12,11 +12,12 @@ use futures_core::Stream;
 use futures_util::{FutureExt, StreamExt};
 use prost::Message;
 
-use crate::{Request, Response, Status, Streaming, codec::IntoFrame, streaming::RawStreaming};
+use volley_wire::{IntoFrame, Status};
+
+use super::{Request, Response};
+use crate::body::{FrameStream, RawStreaming, Streaming};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-/// Encoded, uncompressed frames of a response stream.
-pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send + 'static>>;
 
 type UnaryFn = dyn Fn(Request<Bytes>) -> BoxFuture<Result<Response<Bytes>, Status>> + Send + Sync;
 type ServerStreamFn =

@@ -1,6 +1,6 @@
 //! HTTP/2 connections served on the h2 crate directly: accept streams, run each call (first on the
 //! connection's task, then in its own task if it has to wait), pipe the reply back with flow
-//! control, keepalive pings and graceful shutdown.
+//! control (`conn::h2_stream`), keepalive pings and graceful shutdown.
 //!
 //! Written by hand, not hyper's server, because the glue hyper puts between h2 and a service (its
 //! IO compatibility layers, body wrapper and per-stream state) cost ~14% of a unary call here: a
@@ -22,23 +22,26 @@ use std::{
 use bytes::Bytes;
 use h2::{
     Ping, PingPong,
-    server::{Connection, Handshake, SendResponse},
+    server::{Connection, Handshake},
 };
-use http_body::Body;
 use tokio::{
     io::{AsyncRead, AsyncWrite},
     time::{Instant, Sleep},
 };
 use tracing::{debug, warn};
 
-use crate::{
-    body::ResponseBody,
-    call::HttpResponse,
-    drain::RequestBody,
-    linger::Lingering,
-    server::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, Shared, route},
-    service::BoxFuture,
-};
+use super::{h2_stream::CallStream, linger::Lingering};
+use crate::{body::RequestBody, call, route::Shared};
+
+/// Default HTTP/2 stream window (grpc-go starts at 64 KiB and grows it; a larger start saves the ramp).
+pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
+/// Default HTTP/2 connection window. Large on purpose: h2 (0.4.16+) sends GOAWAY
+/// ENHANCE_YOUR_CALM when unread small DATA frames exhaust a budget of half this window (its
+/// default, kept for connections served by h2 directly and by hyper alike). A client streaming
+/// tiny messages (seed 004's 38-byte orders) faster than a handler reads them can fill a 1 MiB
+/// stream window with ~27k frames costing ~6 MiB of budget; 16 MiB (grpc-go's largest BDP
+/// window) gives 8 MiB.
+pub const DEFAULT_CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
 /// Largest header list accepted (hyper's default, which volley served with before).
 const MAX_HEADER_LIST: u32 = 16 * 1024;
@@ -183,14 +186,11 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                             debug!("most calls reset by the client before their reply; closing");
                             conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
                         }
-                        let call = CallStream {
-                            early_resets: this.calm.early_resets.clone(),
-                            state: Stage::Service(route(
-                                this.shared.clone(),
-                                req.map(RequestBody::h2),
-                            )),
+                        let call = CallStream::new(
+                            call::serve(this.shared.clone(), req.map(RequestBody::h2)),
                             reply,
-                        };
+                            this.calm.early_resets.clone(),
+                        );
                         if this.inline {
                             this.fresh.push(call);
                         } else {
@@ -219,7 +219,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                                 }
                                 Err(_) => {
                                     warn!("a handler panicked; its stream is reset");
-                                    call.reply.send_reset(h2::Reason::INTERNAL_ERROR);
+                                    call.reset(h2::Reason::INTERNAL_ERROR);
                                 }
                             }
                         }
@@ -274,177 +274,6 @@ impl Keepalive {
             }
             self.waiting = true;
             self.timer.as_mut().reset(Instant::now() + self.interval);
-        }
-    }
-}
-
-/// One call: the routed call until its reply head, then the reply body piped into the
-/// stream. A hand-written future (like hyper's `H2Stream`) so the task holds one small state.
-struct CallStream {
-    state: Stage,
-    reply: SendResponse<Bytes>,
-    /// The connection's count of calls the client reset before their reply (see [`Calm`]).
-    early_resets: Arc<AtomicU32>,
-}
-
-enum Stage {
-    Service(BoxFuture<HttpResponse>),
-    Body(Pipe),
-}
-
-impl Future for CallStream {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        loop {
-            match &mut this.state {
-                Stage::Service(fut) => {
-                    let Poll::Ready(resp) = fut.as_mut().poll(cx) else {
-                        // A RST_STREAM from the client cancels the call: dropping its future
-                        // drops the handler.
-                        if let Poll::Ready(r) = this.reply.poll_reset(cx) {
-                            debug!("stream reset by the client before its reply: {r:?}");
-                            this.early_resets.fetch_add(1, Ordering::Relaxed);
-                            return Poll::Ready(());
-                        }
-                        return Poll::Pending;
-                    };
-                    match this.start_reply(resp) {
-                        Some(pipe) => this.state = Stage::Body(pipe),
-                        None => return Poll::Ready(()),
-                    }
-                }
-                Stage::Body(pipe) => {
-                    if let Err(e) = ready!(pipe.poll(cx)) {
-                        debug!("sending a reply body failed: {e}");
-                    }
-                    return Poll::Ready(());
-                }
-            }
-        }
-    }
-}
-
-impl CallStream {
-    /// Sends the reply head, and a unary reply whole; the pipe for a body still to come.
-    fn start_reply(&mut self, resp: HttpResponse) -> Option<Pipe> {
-        let (parts, mut body) = resp.into_parts();
-        let mut head = http::Response::from_parts(parts, ());
-        let end = body.is_end_stream();
-        if !end {
-            if let Some(len) = body.size_hint().exact() {
-                head.headers_mut()
-                    .entry(http::header::CONTENT_LENGTH)
-                    .or_insert_with(|| len.into());
-            }
-        }
-        let mut tx = match self.reply.send_response(head, end) {
-            Ok(tx) => tx,
-            Err(e) => {
-                debug!("sending a reply head failed: {e}");
-                self.reply.send_reset(h2::Reason::INTERNAL_ERROR);
-                return None;
-            }
-        };
-        if end {
-            return None;
-        }
-        // A unary reply goes out in one step: h2 buffers a frame beyond the window, and one
-        // message needs no backpressure. Saves the pipe's per-frame capacity and reset checks
-        // (each locks h2's stream store).
-        if let Some((data, trailers)) = body.take_unary() {
-            let sent = tx.send_data(data, false);
-            if let Err(e) = sent.and_then(|()| tx.send_trailers(trailers)) {
-                debug!("sending a unary reply failed: {e}");
-            }
-            return None;
-        }
-        Some(Pipe {
-            body,
-            tx,
-            held: None,
-        })
-    }
-}
-
-/// A reply body being written to its stream, a frame at a time as flow control allows.
-struct Pipe {
-    body: ResponseBody,
-    tx: h2::SendStream<Bytes>,
-    /// A data frame taken from the body, waiting for stream capacity; and whether it ends it.
-    held: Option<(Bytes, bool)>,
-}
-
-impl Pipe {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), h2::Error>> {
-        loop {
-            if let Some((data, eos)) = self.held.take() {
-                while self.tx.capacity() == 0 {
-                    match self.tx.poll_capacity(cx) {
-                        Poll::Pending => {
-                            self.held = Some((data, eos));
-                            return self.wait(cx);
-                        }
-                        Poll::Ready(Some(Ok(0))) => {}
-                        Poll::Ready(Some(Ok(_))) => break,
-                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                        // Closed or reset under us: nothing more can be sent.
-                        Poll::Ready(None) => return Poll::Ready(Ok(())),
-                    }
-                }
-                // Fails once the client has reset the stream: a body that is always ready
-                // ends here without a reset check per frame.
-                self.tx.send_data(data, eos)?;
-                if eos {
-                    return Poll::Ready(Ok(()));
-                }
-                continue;
-            }
-            let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) else {
-                return self.wait(cx);
-            };
-            match frame {
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => {
-                        let eos = self.body.is_end_stream();
-                        if data.is_empty() {
-                            self.tx.send_data(data, eos)?;
-                            if eos {
-                                return Poll::Ready(Ok(()));
-                            }
-                            continue;
-                        }
-                        // A claim of one byte, not the frame's length: h2 raises it to what is
-                        // buffered, and a large claim would pin connection window while waiting
-                        // (hyper #4003).
-                        self.tx.reserve_capacity(1);
-                        self.held = Some((data, eos));
-                    }
-                    Err(frame) => {
-                        if let Ok(trailers) = frame.into_trailers() {
-                            self.tx.reserve_capacity(0);
-                            self.tx.send_trailers(trailers)?;
-                            return Poll::Ready(Ok(()));
-                        }
-                    }
-                },
-                Some(Err(never)) => match never {},
-                None => {
-                    self.tx.send_data(Bytes::new(), true)?;
-                    return Poll::Ready(Ok(()));
-                }
-            }
-        }
-    }
-
-    /// Before waiting for the body or for capacity: ends the pipe if the client reset the
-    /// stream, else registers to hear of a reset (each check locks h2's stream store, so it is
-    /// made only when the pipe is about to wait, not per frame).
-    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), h2::Error>> {
-        match self.tx.poll_reset(cx) {
-            Poll::Ready(r) => Poll::Ready(Err(r?.into())),
-            Poll::Pending => Poll::Pending,
         }
     }
 }

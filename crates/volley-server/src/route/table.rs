@@ -2,10 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{
-    Status,
-    service::{Handler, Service},
-};
+use volley_wire::Status;
+
+use crate::handler::{Handler, Service};
 
 /// Every registered method, looked up by request path with one hash probe.
 #[derive(Default)]
@@ -45,7 +44,7 @@ impl Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Request, Response};
+    use crate::handler::{Request, Response};
 
     #[test]
     fn lookup_and_unknowns() {

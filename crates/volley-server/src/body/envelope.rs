@@ -13,7 +13,10 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::{Body, Frame};
 
-use crate::{Code, ResponseBody, Status, codec::frame_payload as frame};
+use volley_wire::{Code, Status, codec::frame_payload as frame};
+
+use super::ResponseBody;
+use crate::transcode::error_json;
 
 /// What the wrapper turns trailers into.
 pub(crate) enum Mode {
@@ -70,7 +73,7 @@ pub(crate) fn connect_end(t: &HeaderMap) -> BytesMut {
     }
     let mut end = serde_json::Map::new();
     if status.code() != Code::Ok {
-        end.insert("error".into(), crate::connect::error_json(&status));
+        end.insert("error".into(), error_json(&status));
     }
     if !metadata.is_empty() {
         end.insert("metadata".into(), metadata.into());

@@ -7,13 +7,15 @@ use std::{
     task::{Context, Poll, ready},
 };
 
-use crate::drain::RequestBody;
 use bytes::Bytes;
 use futures_core::Stream;
 use http_body::Body;
 use prost::Message;
 
-use crate::{Status, codec::FrameDecoder, envelope::Base64Decoder};
+use volley_wire::{Status, codec::FrameDecoder};
+
+use super::{RequestBody, envelope::Base64Decoder};
+use crate::transcode::json_to_proto;
 
 /// Messages of type `T` as the client sends them; ends when the client half-closes.
 ///
@@ -104,7 +106,7 @@ impl RawStreaming {
             match self.decoder.next_message() {
                 Ok(Some(m)) => {
                     return match &self.json {
-                        Some(desc) => match crate::connect::json_to_proto(desc, &m) {
+                        Some(desc) => match json_to_proto(desc, &m) {
                             Ok(b) => Poll::Ready(Some(Ok(b))),
                             Err(e) => self.fail(e),
                         },

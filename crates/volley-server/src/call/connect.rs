@@ -1,91 +1,23 @@
-//! The Connect protocol: unary calls as plain POSTs (`application/proto` or `application/json`,
-//! errors as JSON with an HTTP status), streaming calls as `application/connect+proto|json`
-//! envelopes. JSON is transcoded with the method's descriptors; the handler is the same one gRPC
-//! calls.
+//! The Connect protocol's unary calls: plain POSTs (`application/proto` or `application/json`,
+//! errors as JSON with an HTTP status) and GETs for side-effect-free methods. JSON is transcoded
+//! with the method's descriptors; the handler is the same one gRPC calls. (Connect streaming is a
+//! framed protocol: `call::grpc` serves it, `body::envelope` writes its end-of-stream message.)
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
-use crate::drain::RequestBody;
 use base64::{Engine, engine::general_purpose::STANDARD_NO_PAD};
-use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, StatusCode, header::CONTENT_TYPE};
-use http_body::Body;
-use prost::Message;
-use prost_reflect::{DynamicMessage, MessageDescriptor};
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header::CONTENT_TYPE};
 use prost_types::method_options::IdempotencyLevel;
-use tokio::time::Instant;
+use volley_wire::{Code, Status, codec::HEADER_LEN, compression::Encoding};
 
 use crate::{
-    Code, Request, ResponseBody, Status,
-    call::{HttpResponse, within},
-    codec::HEADER_LEN,
-    compression::Encoding,
-    server::Shared,
-    service::Handler,
+    body::{HttpResponse, RequestBody, ResponseBody, read_limited},
+    deadline::{connect_timeout, within},
+    handler::{Handler, Request},
+    route::Shared,
+    transcode::{error_json, http_status, json_to_proto, proto_to_json, query_pairs},
 };
-
-/// Connect's name for a code.
-pub fn code_name(c: Code) -> &'static str {
-    match c {
-        Code::Ok => "ok",
-        Code::Cancelled => "canceled",
-        Code::Unknown => "unknown",
-        Code::InvalidArgument => "invalid_argument",
-        Code::DeadlineExceeded => "deadline_exceeded",
-        Code::NotFound => "not_found",
-        Code::AlreadyExists => "already_exists",
-        Code::PermissionDenied => "permission_denied",
-        Code::ResourceExhausted => "resource_exhausted",
-        Code::FailedPrecondition => "failed_precondition",
-        Code::Aborted => "aborted",
-        Code::OutOfRange => "out_of_range",
-        Code::Unimplemented => "unimplemented",
-        Code::Internal => "internal",
-        Code::Unavailable => "unavailable",
-        Code::DataLoss => "data_loss",
-        Code::Unauthenticated => "unauthenticated",
-    }
-}
-
-/// The HTTP status Connect sends for a code.
-pub fn http_status(c: Code) -> StatusCode {
-    let s = match c {
-        Code::Ok => 200,
-        Code::Cancelled => 499,
-        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => 400,
-        Code::DeadlineExceeded => 504,
-        Code::NotFound => 404,
-        Code::AlreadyExists | Code::Aborted => 409,
-        Code::PermissionDenied => 403,
-        Code::ResourceExhausted => 429,
-        Code::Unimplemented => 501,
-        Code::Unavailable => 503,
-        Code::Unauthenticated => 401,
-        Code::Unknown | Code::Internal | Code::DataLoss => 500,
-    };
-    StatusCode::from_u16(s).expect("valid status")
-}
-
-/// `{"code": "...", "message": "..."}`.
-pub fn error_json(s: &Status) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert("code".into(), code_name(s.code()).into());
-    if !s.message().is_empty() {
-        m.insert("message".into(), s.message().into());
-    }
-    let details = s.detail_list();
-    if !details.is_empty() {
-        let list: Vec<serde_json::Value> = details
-            .iter()
-            .map(|d| {
-                let name = d.type_url.rsplit('/').next().unwrap_or(&d.type_url);
-                serde_json::json!({"type": name, "value": STANDARD_NO_PAD.encode(&d.value)})
-            })
-            .collect();
-        m.insert("details".into(), list.into());
-    }
-    m.into()
-}
 
 /// A unary Connect error response (HTTP status from the code, or `status` when given).
 pub(crate) fn error_response(s: &Status, status: Option<StatusCode>) -> HttpResponse {
@@ -98,63 +30,6 @@ pub(crate) fn error_response(s: &Status, status: Option<StatusCode>) -> HttpResp
     }
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp
-}
-
-/// `Connect-Timeout-Ms`: up to ten digits of milliseconds.
-pub(crate) fn timeout(headers: &HeaderMap) -> Result<Option<Instant>, Status> {
-    let Some(v) = headers.get("connect-timeout-ms") else {
-        return Ok(None);
-    };
-    let ms = std::str::from_utf8(v.as_bytes())
-        .ok()
-        .filter(|s| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| Status::invalid_argument(format!("invalid connect-timeout-ms {v:?}")))?;
-    Ok(Some(Instant::now() + Duration::from_millis(ms)))
-}
-
-/// Reads a whole body, refusing more than `max` bytes.
-pub(crate) async fn read_limited(
-    mut body: RequestBody,
-    max: usize,
-) -> Result<Bytes, (Status, Option<StatusCode>)> {
-    let mut buf = BytesMut::new();
-    while let Some(frame) =
-        std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
-    {
-        let frame =
-            frame.map_err(|e| (Status::cancelled(format!("reading the request: {e}")), None))?;
-        if let Ok(d) = frame.into_data() {
-            if buf.len() + d.len() > max {
-                return Err((
-                    Status::resource_exhausted(format!(
-                        "request body larger than max ({max} bytes)"
-                    )),
-                    Some(StatusCode::PAYLOAD_TOO_LARGE),
-                ));
-            }
-            buf.extend_from_slice(&d);
-        }
-    }
-    Ok(buf.freeze())
-}
-
-/// JSON to protobuf bytes for `desc`; the error names the field.
-pub fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Status> {
-    let mut de = serde_json::Deserializer::from_slice(json);
-    let msg = DynamicMessage::deserialize(desc.clone(), &mut de)
-        .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| Status::invalid_argument(format!("invalid {} JSON: {e}", desc.full_name())))?;
-    Ok(msg.encode_to_vec().into())
-}
-
-/// Protobuf bytes to JSON for `desc` (the JSON codecs' reply path).
-pub fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
-    let msg = DynamicMessage::decode(desc.clone(), bytes)
-        .map_err(|e| Status::internal(format!("reply is not a {}: {e}", desc.full_name())))?;
-    serde_json::to_vec(&msg)
-        .map(Bytes::from)
-        .map_err(|e| Status::internal(format!("cannot write JSON: {e}")))
 }
 
 /// The query string of a Connect GET request, attached to the handler's
@@ -203,7 +78,7 @@ pub(crate) async fn serve_get(
     }
     let query = parts.uri.query().unwrap_or("").to_owned();
     let (mut message, mut json, mut base64, mut compression) = (None, None, false, None);
-    for (k, v) in crate::rest::query_pairs(&query) {
+    for (k, v) in query_pairs(&query) {
         match k.as_str() {
             "message" => message = Some(v),
             "encoding" => json = Some(v),
@@ -307,7 +182,7 @@ async fn unary_call(
             Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
         );
     }
-    let deadline = match timeout(&parts.headers) {
+    let deadline = match connect_timeout(&parts.headers) {
         Ok(d) => d,
         Err(s) => return error_response(&s, None),
     };
@@ -371,35 +246,4 @@ async fn unary_call(
         }),
     );
     resp
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_and_statuses() {
-        assert_eq!(code_name(Code::Cancelled), "canceled");
-        assert_eq!(http_status(Code::InvalidArgument), StatusCode::BAD_REQUEST);
-        assert_eq!(
-            http_status(Code::Unimplemented),
-            StatusCode::NOT_IMPLEMENTED
-        );
-        assert_eq!(
-            http_status(Code::ResourceExhausted),
-            StatusCode::TOO_MANY_REQUESTS
-        );
-        let j = error_json(&Status::not_found("x"));
-        assert_eq!(j, serde_json::json!({"code": "not_found", "message": "x"}));
-    }
-
-    #[test]
-    fn timeouts() {
-        let mut h = HeaderMap::new();
-        assert!(timeout(&h).unwrap().is_none());
-        h.insert("connect-timeout-ms", "250".parse().unwrap());
-        assert!(timeout(&h).unwrap().is_some());
-        h.insert("connect-timeout-ms", "12345678901".parse().unwrap());
-        assert!(timeout(&h).is_err());
-    }
 }

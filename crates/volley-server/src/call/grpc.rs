@@ -1,125 +1,39 @@
-//! One gRPC call, start to end: check the request head, read the message(s), run the handler under
-//! the deadline, and shape the HTTP response (headers, frames, status trailers).
+//! Framed calls, start to end (gRPC, gRPC-Web, Connect streaming): check the request head, read
+//! the message(s), run the handler under the deadline, and shape the HTTP response (headers,
+//! frames, status trailers, and the protocol's envelope).
 
 use std::future::Future;
 
-use crate::drain::RequestBody;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header::CONTENT_TYPE};
 use prost_reflect::MessageDescriptor;
 use tokio::time::Instant;
-
-use crate::{
-    Request, Response, Status,
-    body::{ResponseBody, outgoing_frame, status_trailers},
+use volley_wire::{
+    Status,
     codec::{FLAG_NO_COMPRESS, FrameDecoder, HEADER_LEN, frame_payload},
     compression::{ACCEPT_ENCODING, Encoding},
-    envelope::{EnvelopeBody, Mode, connect_end},
     names::{
         CONNECT_ACCEPT_ENCODING, CONNECT_ENCODING, GRPC_ACCEPT_ENCODING, GRPC_ENCODING,
         GRPC_MESSAGE, GRPC_STATUS, GRPC_STATUS_DETAILS, GRPC_TIMEOUT,
     },
-    server::Shared,
-    service::{FrameStream, Handler},
-    streaming::RawStreaming,
     timeout::parse_grpc_timeout,
 };
 
-pub(crate) type HttpResponse = http::Response<ResponseBody>;
-
-/// The framed protocols, which share the call path and differ at the edges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Envelope {
-    /// gRPC over HTTP/2.
-    Grpc,
-    /// gRPC-Web (`application/grpc-web[+proto|+json]`, or `-text` for base64).
-    Web {
-        /// base64 bodies.
-        text: bool,
+use crate::{
+    body::{
+        EnvelopeBody, FrameStream, HttpResponse, Mode, RawStreaming, RequestBody, ResponseBody,
+        connect_end, outgoing_frame, plain, status_trailers, trailers_only,
     },
-    /// Connect streaming (`application/connect+proto` or `+json`).
-    Connect,
-}
-
-/// What a request's content type asks for.
-pub(crate) enum Protocol {
-    /// A framed protocol, with the JSON codec (`+json`) or protobuf.
-    Framed {
-        /// The framing.
-        env: Envelope,
-        /// Messages are JSON.
-        json: bool,
-    },
-    /// Connect unary (`application/proto` or `application/json`).
-    ConnectUnary {
-        /// JSON body.
-        json: bool,
-    },
-    /// A gRPC-family content type with a codec this server does not speak (`application/grpc+foo`).
-    UnknownCodec,
-    /// Anything else.
-    Other,
-}
-
-/// Reads the protocol from the content type (`;charset=…` and other parameters ignored).
-pub(crate) fn protocol(headers: &HeaderMap) -> Protocol {
-    let Some(v) = headers.get(CONTENT_TYPE) else {
-        return Protocol::Other;
-    };
-    // The common case, without lower-casing.
-    if v.as_bytes() == b"application/grpc" {
-        return Protocol::Framed {
-            env: Envelope::Grpc,
-            json: false,
-        };
-    }
-    let Ok(ct) = v.to_str() else {
-        return Protocol::Other;
-    };
-    let ct = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let (base, codec) = ct.split_once('+').unwrap_or((&ct, ""));
-    let env = match base {
-        "application/grpc" => Envelope::Grpc,
-        "application/grpc-web" => Envelope::Web { text: false },
-        "application/grpc-web-text" => Envelope::Web { text: true },
-        "application/connect" if !codec.is_empty() => Envelope::Connect,
-        "application/proto" | "application/json" if codec.is_empty() => {
-            return Protocol::ConnectUnary {
-                json: base == "application/json",
-            };
-        }
-        _ => return Protocol::Other,
-    };
-    match codec {
-        "" | "proto" => Protocol::Framed { env, json: false },
-        "json" => Protocol::Framed { env, json: true },
-        _ => Protocol::UnknownCodec,
-    }
-}
-
-/// The response content type for a framed protocol and codec.
-fn content_type(env: Envelope, json: bool) -> http::HeaderValue {
-    http::HeaderValue::from_static(match (env, json) {
-        (Envelope::Grpc, false) => "application/grpc",
-        (Envelope::Grpc, true) => "application/grpc+json",
-        (Envelope::Web { text: false }, false) => "application/grpc-web+proto",
-        (Envelope::Web { text: false }, true) => "application/grpc-web+json",
-        (Envelope::Web { text: true }, false) => "application/grpc-web-text+proto",
-        (Envelope::Web { text: true }, true) => "application/grpc-web-text+json",
-        (Envelope::Connect, false) => "application/connect+proto",
-        (Envelope::Connect, true) => "application/connect+json",
-    })
-}
+    deadline::{connect_timeout, within},
+    handler::{Handler, Request, Response},
+    route::{Envelope, Shared, content_type},
+    transcode::proto_to_json,
+};
 
 /// Serves one request on a framed protocol. The head is checked before the returned future
 /// exists, so the future carries only the prepared call (see [`Prepared`]).
-pub(crate) fn serve_grpc(
+pub(crate) fn serve(
     shared: &Shared,
     req: http::Request<RequestBody>,
     env: Envelope,
@@ -185,7 +99,7 @@ fn shape(resp: HttpResponse, env: Envelope, json: bool) -> HttpResponse {
 
 /// Re-encodes an outgoing (uncompressed) protobuf frame as a JSON frame of `desc`.
 fn json_frame(desc: &MessageDescriptor, frame: &Bytes) -> Result<Bytes, Status> {
-    let json = crate::connect::proto_to_json(desc, &frame[HEADER_LEN..])?;
+    let json = proto_to_json(desc, &frame[HEADER_LEN..])?;
     Ok(frame_payload(frame[0] & FLAG_NO_COMPRESS, &json).freeze())
 }
 
@@ -235,7 +149,7 @@ fn prepare(
         default: shared.limits.send_compression,
     };
     let deadline = if let Envelope::Connect = env {
-        crate::connect::timeout(&headers).map_err(|s| trailers_only(&s))?
+        connect_timeout(&headers).map_err(|s| trailers_only(&s))?
     } else {
         match headers.get(GRPC_TIMEOUT) {
             None => None,
@@ -368,27 +282,6 @@ fn stream_to_json(
     }
 }
 
-/// Runs `call` until the deadline, if there is one.
-///
-/// A plain function, not an `async fn`: an `async fn` that takes a future by value stores it
-/// twice (argument and awaited copy), and this sits inside every call's future, which hyper and
-/// tokio move by value several times per call (measured: memmove was 20% of a unary call).
-pub(crate) fn within<T, F>(
-    deadline: Option<Instant>,
-    call: F,
-) -> impl Future<Output = Result<T, Status>>
-where
-    F: Future<Output = Result<T, Status>>,
-{
-    use futures_util::{FutureExt, future::Either};
-    match deadline {
-        None => Either::Left(call),
-        Some(d) => Either::Right(tokio::time::timeout_at(d, call).map(|r| {
-            r.unwrap_or_else(|_| Err(Status::deadline_exceeded("context deadline exceeded")))
-        })),
-    }
-}
-
 /// The response headers of a call (the content type is set once, by `shape`).
 fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap {
     headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
@@ -447,32 +340,10 @@ fn stream_response(
     resp
 }
 
-/// A response whose headers carry the status and whose body is empty ("Trailers-Only"); `shape`
-/// gives it its content type, as every framed response.
-pub(crate) fn trailers_only(status: &Status) -> HttpResponse {
-    let mut resp = http::Response::new(ResponseBody::empty());
-    let h = resp.headers_mut();
-    h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
-    status.write_to(h);
-    resp
-}
-
-/// A plain-text HTTP answer (for requests that are not gRPC at all).
-pub(crate) fn plain(code: StatusCode, text: &'static str) -> HttpResponse {
-    let body = http_body_util::Full::new(Bytes::from_static(text.as_bytes()));
-    let mut resp = http::Response::new(ResponseBody::other(body));
-    *resp.status_mut() = code;
-    resp.headers_mut().insert(
-        CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    resp
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{router::Router, server::Limits};
+    use crate::route::{Limits, Router};
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
@@ -489,8 +360,8 @@ mod tests {
             rest: Vec::new(),
         };
         let req = http::Request::new(RequestBody::ended());
-        let fut = serve_grpc(&shared, req, Envelope::Grpc, false);
+        let fut = serve(&shared, req, Envelope::Grpc, false);
         let size = std::mem::size_of_val(&fut);
-        assert!(size <= 640, "serve_grpc's future is {size} bytes");
+        assert!(size <= 640, "grpc::serve's future is {size} bytes");
     }
 }

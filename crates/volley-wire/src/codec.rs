@@ -28,9 +28,10 @@ fn encode_with_flag<M: Message>(flag: u8, msg: &M) -> Bytes {
     buf.freeze()
 }
 
-/// Flag bit of an outgoing frame, inside the server only: send this message uncompressed even when
-/// the call's replies are compressed. Cleared before the frame reaches the wire.
-pub(crate) const FLAG_NO_COMPRESS: u8 = 0x80;
+/// Flag bit of an outgoing frame between [`IntoFrame`] and the server's writer only: send this
+/// message uncompressed even when the call's replies are compressed. Cleared before the frame
+/// reaches the wire.
+pub const FLAG_NO_COMPRESS: u8 = 0x80;
 
 /// What a handler may reply with: any message, or a message with a compression choice
 /// ([`Reply`]). Encodes into one uncompressed frame.
@@ -47,7 +48,7 @@ impl<M: Message + Send + 'static> IntoFrame for M {
 
 /// A reply with a per-message compression choice, as grpc-java's `setMessageCompression`:
 /// `compress: false` sends this message uncompressed even when the call's replies are compressed
-/// (see [`crate::Response::set_compressed`]); `true` follows the call.
+/// (see `volley_server::Response::set_compressed`); `true` follows the call.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Reply<M> {
     /// The message.

@@ -7,21 +7,24 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use http::HeaderMap;
+use futures_core::Stream;
+use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
-
-use crate::{
+use volley_wire::{
     Code, Status,
     codec::{FLAG_NO_COMPRESS, HEADER_LEN},
+    compression::ACCEPT_ENCODING,
     compression::Encoding,
-    names::GRPC_STATUS,
-    service::FrameStream,
+    names::{GRPC_ACCEPT_ENCODING, GRPC_STATUS},
 };
+
+/// Encoded, uncompressed frames of a response stream.
+pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send + 'static>>;
 
 /// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
 /// streams are polled with the call's deadline and end with the status in the trailers.
-pub struct ResponseBody(Kind);
+pub(crate) struct ResponseBody(Kind);
 
 enum Kind {
     /// Trailers-only responses: the status travelled in the headers.
@@ -203,4 +206,29 @@ impl StreamState {
             }
         }
     }
+}
+
+/// The HTTP response every call path returns.
+pub(crate) type HttpResponse = http::Response<ResponseBody>;
+
+/// A response whose headers carry the status and whose body is empty ("Trailers-Only"); `shape`
+/// gives it its content type, as every framed response.
+pub(crate) fn trailers_only(status: &Status) -> HttpResponse {
+    let mut resp = http::Response::new(ResponseBody::empty());
+    let h = resp.headers_mut();
+    h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
+    status.write_to(h);
+    resp
+}
+
+/// A plain-text HTTP answer (for requests that are not gRPC at all).
+pub(crate) fn plain(code: StatusCode, text: &'static str) -> HttpResponse {
+    let body = http_body_util::Full::new(Bytes::from_static(text.as_bytes()));
+    let mut resp = http::Response::new(ResponseBody::other(body));
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
 }

@@ -7,7 +7,7 @@
 //! reset and the connection lives on.
 //!
 //! Bodies come from hyper (HTTP/1.1, and HTTP/2 over TLS without ALPN) or straight from h2
-//! (`http2.rs`).
+//! (`conn::h2`).
 
 use std::{
     pin::Pin,
@@ -15,9 +15,11 @@ use std::{
     time::Duration,
 };
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use http::StatusCode;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
+use volley_wire::Status;
 
 /// At most this much is read and thrown away after the call has ended.
 const DRAIN_BYTES: usize = 8 << 20;
@@ -183,4 +185,30 @@ impl Drop for RequestBody {
             let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
         });
     }
+}
+
+/// Reads a whole body, refusing more than `max` bytes.
+pub(crate) async fn read_limited(
+    mut body: RequestBody,
+    max: usize,
+) -> Result<Bytes, (Status, Option<StatusCode>)> {
+    let mut buf = BytesMut::new();
+    while let Some(frame) =
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+    {
+        let frame =
+            frame.map_err(|e| (Status::cancelled(format!("reading the request: {e}")), None))?;
+        if let Ok(d) = frame.into_data() {
+            if buf.len() + d.len() > max {
+                return Err((
+                    Status::resource_exhausted(format!(
+                        "request body larger than max ({max} bytes)"
+                    )),
+                    Some(StatusCode::PAYLOAD_TOO_LARGE),
+                ));
+            }
+            buf.extend_from_slice(&d);
+        }
+    }
+    Ok(buf.freeze())
 }

@@ -1,0 +1,246 @@
+//! [`ServerBuilder`]: services, descriptors and settings turned into a [`Server`] (the method
+//! table, REST routes, health and reflection are put together here, once).
+
+use std::{sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use prost_reflect::DescriptorPool;
+use volley_wire::codec::{DEFAULT_MAX_RECV, DEFAULT_MAX_SEND};
+
+use crate::{
+    ServeError, Server, Service,
+    conn::{ConnContext, ConnSettings},
+    health::HealthReporter,
+    pb::health::health_check_response::ServingStatus,
+    route::{Limits, Router, Shared, rest::Route},
+};
+
+/// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
+/// seeds' highest concurrency on one connection (500).
+pub const DEFAULT_MAX_CONCURRENT_STREAMS: u32 = 1024;
+/// Default time in-flight calls get to finish once a drain starts.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
+/// Default time a new connection has to identify itself (TLS handshake done; for plaintext, the
+/// whole HTTP/2 preface or a byte that rules it out) before it is closed.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Configures a [`Server`].
+#[must_use]
+pub struct ServerBuilder {
+    services: Vec<Service>,
+    descriptor_sets: Vec<Bytes>,
+    limits: Limits,
+    max_concurrent_streams: u32,
+    keepalive: Option<Duration>,
+    grace: Duration,
+    handshake: Duration,
+    max_connection_age: Option<Duration>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    also_plaintext: bool,
+    health: bool,
+    reflection: bool,
+    http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            services: Vec::new(),
+            descriptor_sets: Vec::new(),
+            limits: Limits {
+                max_recv: DEFAULT_MAX_RECV,
+                max_send: DEFAULT_MAX_SEND,
+                send_compression: false,
+            },
+            max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
+            keepalive: None,
+            grace: DEFAULT_GRACE_PERIOD,
+            handshake: DEFAULT_HANDSHAKE_TIMEOUT,
+            max_connection_age: None,
+            tls: None,
+            also_plaintext: false,
+            health: true,
+            reflection: true,
+            http_rules: Vec::new(),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Registers a service.
+    pub fn add_service(mut self, service: Service) -> Self {
+        self.services.push(service);
+        self
+    }
+
+    /// Adds an encoded `FileDescriptorSet` describing registered services, for reflection.
+    pub fn file_descriptor_set(mut self, fds: impl Into<Bytes>) -> Self {
+        self.descriptor_sets.push(fds.into());
+        self
+    }
+
+    /// Largest request message accepted (default 4 MiB); larger ones get RESOURCE_EXHAUSTED.
+    pub fn max_recv_message_size(mut self, bytes: usize) -> Self {
+        self.limits.max_recv = bytes;
+        self
+    }
+
+    /// Largest reply message sent; larger ones end the call with RESOURCE_EXHAUSTED.
+    pub fn max_send_message_size(mut self, bytes: usize) -> Self {
+        self.limits.max_send = bytes;
+        self
+    }
+
+    /// Compress replies with gzip when the client accepts it.
+    pub fn send_compressed(mut self, on: bool) -> Self {
+        self.limits.send_compression = on;
+        self
+    }
+
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` advertised to clients.
+    pub fn max_concurrent_streams(mut self, n: u32) -> Self {
+        self.max_concurrent_streams = n;
+        self
+    }
+
+    /// Send HTTP/2 PINGs this often and drop a connection that does not answer within as long.
+    pub fn keepalive(mut self, interval: Option<Duration>) -> Self {
+        self.keepalive = interval;
+        self
+    }
+
+    /// Drains each connection (GOAWAY, then close once its calls end or the grace period passes)
+    /// when it reaches this age, like grpc-go's `MaxConnectionAge`: clients reconnect, so load
+    /// spreads over servers behind a balancer. Off by default.
+    pub fn max_connection_age(mut self, age: Option<Duration>) -> Self {
+        self.max_connection_age = age;
+        self
+    }
+
+    /// Time a new connection has to identify itself: a plaintext peer must send the whole HTTP/2
+    /// preface (or the start of an HTTP/1.1 request, which then has hyper's 30 s header timeout)
+    /// and a TLS peer must finish its handshake. Silent or stalled peers are closed after it, so
+    /// they cannot pile up. Default 10 s.
+    pub fn handshake_timeout(mut self, limit: Duration) -> Self {
+        self.handshake = limit;
+        self
+    }
+
+    /// How long a drain (shutdown, or a connection past its maximum age) waits for in-flight
+    /// calls before closing connections.
+    pub fn grace_period(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Serve TLS with this config (its ALPN list should offer `h2`).
+    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// With TLS set, also accept plaintext h2c on the same port (told apart by the first byte).
+    pub fn also_plaintext(mut self, on: bool) -> Self {
+        self.also_plaintext = on;
+        self
+    }
+
+    /// Adds a REST route for a method (`package.Service.Method`), as a `google.api.http` rule in
+    /// the method's options would; rules in the registered descriptors are read by themselves.
+    pub fn http_rule(mut self, method: &str, rule: crate::pb::google_api::HttpRule) -> Self {
+        self.http_rules.push((method.to_owned(), rule));
+        self
+    }
+
+    /// Serve `grpc.health.v1.Health` (default on).
+    pub fn health(mut self, on: bool) -> Self {
+        self.health = on;
+        self
+    }
+
+    /// Serve server reflection v1 and v1alpha (default on).
+    pub fn reflection(mut self, on: bool) -> Self {
+        self.reflection = on;
+        self
+    }
+
+    /// Builds the server; fails only when a descriptor set is invalid.
+    pub fn build(self) -> Result<Server, ServeError> {
+        let mut router = Router::default();
+        let reporter = HealthReporter::default();
+        let mut names: Vec<String> = self.services.iter().map(|s| s.name.clone()).collect();
+        for s in self.services {
+            router.add(s);
+        }
+        if self.health {
+            reporter.set("", ServingStatus::Serving);
+            for n in &names {
+                reporter.set(n, ServingStatus::Serving);
+            }
+            router.add(reporter.service());
+            names.push(crate::health::SERVICE_NAME.to_owned());
+        }
+        let mut pool = DescriptorPool::new();
+        pool.decode_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)?;
+        for fds in &self.descriptor_sets {
+            pool.decode_file_descriptor_set(fds.clone())?;
+        }
+        let mut rest = Vec::new();
+        for m in pool
+            .services()
+            .flat_map(|s| s.methods().collect::<Vec<_>>())
+        {
+            rest.extend(Route::from_options(&m)?);
+        }
+        for (name, rule) in &self.http_rules {
+            let (svc, method) = name.rsplit_once('.').unwrap_or((name, ""));
+            let m = pool
+                .get_service_by_name(svc)
+                .and_then(|s| s.methods().find(|m| m.name() == method))
+                .ok_or_else(|| ServeError::UnknownMethod(name.clone()))?;
+            rest.extend(Route::from_rule(&m, rule)?);
+        }
+        let descriptors = pool
+            .services()
+            .flat_map(|s| s.methods().collect::<Vec<_>>())
+            .map(|m| {
+                (
+                    format!("/{}/{}", m.parent_service().full_name(), m.name()),
+                    m,
+                )
+            })
+            .collect();
+        if self.reflection {
+            names.extend(crate::reflection::SERVICE_NAMES.map(String::from));
+            for s in crate::reflection::services(pool, names) {
+                router.add(s);
+            }
+        }
+        let shared = Arc::new(Shared {
+            router,
+            limits: self.limits,
+            descriptors,
+            rest,
+        });
+        let conn = ConnContext::new(
+            shared,
+            ConnSettings {
+                max_concurrent_streams: self.max_concurrent_streams,
+                keepalive: self.keepalive,
+                tls: self.tls,
+                also_plaintext: self.also_plaintext,
+                max_age: self.max_connection_age,
+                grace: self.grace,
+                handshake: self.handshake,
+            },
+        );
+        Ok(Server::new(conn, self.grace, reporter))
+    }
+}
+
+impl Server {
+    /// Starts configuring a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+}

@@ -1,0 +1,248 @@
+//! One connection: told apart (TLS, h2c, or both on one port by the first byte), identified within
+//! the handshake deadline, served (HTTP/2 on h2 directly in `h2`, anything else through hyper) and
+//! driven to its end by the server's drain or its maximum age.
+
+pub(crate) mod h2;
+mod h2_stream;
+mod linger;
+
+use std::{
+    convert::Infallible,
+    future::Future,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use futures_util::FutureExt;
+use hyper::{body::Incoming, service::service_fn};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::conn::auto,
+};
+use tokio::{net::TcpStream, sync::watch};
+use tokio_rustls::TlsAcceptor;
+use tracing::debug;
+
+use self::h2::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, H2Connection};
+use crate::{body::RequestBody, call, route::Shared};
+
+/// How connections are served: the builder's settings that concern connections, not calls.
+pub(crate) struct ConnSettings {
+    pub(crate) max_concurrent_streams: u32,
+    pub(crate) keepalive: Option<Duration>,
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) also_plaintext: bool,
+    pub(crate) max_age: Option<Duration>,
+    pub(crate) grace: Duration,
+    pub(crate) handshake: Duration,
+}
+
+/// HTTP/2's client connection preface.
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What each connection task needs.
+pub(crate) struct ConnContext {
+    shared: Arc<Shared>,
+    builder: auto::Builder<TokioExecutor>,
+    /// HTTP/2 settings for connections served on h2 directly (`conn::h2`).
+    h2: ::h2::server::Builder,
+    keepalive: Option<Duration>,
+    tls: Option<TlsAcceptor>,
+    also_plaintext: bool,
+    max_age: Option<Duration>,
+    grace: Duration,
+    handshake: Duration,
+    accepted: AtomicU64,
+    open: AtomicUsize,
+}
+
+/// Counts a connection as open for as long as it lives.
+struct OpenGuard<'a>(&'a AtomicUsize);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The first byte of a TLS ClientHello record.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+impl ConnContext {
+    pub(crate) fn new(shared: Arc<Shared>, s: ConnSettings) -> ConnContext {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder.http1().timer(TokioTimer::new());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .auto_date_header(false)
+            .max_concurrent_streams(s.max_concurrent_streams)
+            .initial_stream_window_size(DEFAULT_STREAM_WINDOW)
+            .initial_connection_window_size(DEFAULT_CONNECTION_WINDOW)
+            .keep_alive_interval(s.keepalive)
+            .keep_alive_timeout(s.keepalive.unwrap_or(Duration::from_secs(20)));
+        ConnContext {
+            shared,
+            builder,
+            h2: h2::builder(s.max_concurrent_streams),
+            keepalive: s.keepalive,
+            tls: s.tls.map(TlsAcceptor::from),
+            also_plaintext: s.also_plaintext,
+            max_age: s.max_age,
+            grace: s.grace,
+            handshake: s.handshake,
+            accepted: AtomicU64::new(0),
+            open: AtomicUsize::new(0),
+        }
+    }
+
+    /// True when connections speak TLS.
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Connections accepted since the server was built, and open now.
+    pub(crate) fn counts(&self) -> (u64, usize) {
+        (
+            self.accepted.load(Ordering::Relaxed),
+            self.open.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Serves one accepted connection until it ends.
+    pub(crate) async fn serve_connection(
+        self: Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        drain: watch::Receiver<bool>,
+    ) {
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::Relaxed);
+        let _open = OpenGuard(&self.open);
+        let Some(acceptor) = &self.tls else {
+            if let Some(h2) = self.identified(&stream, peer).await {
+                self.serve_io(stream, peer, drain, h2).await;
+            }
+            return;
+        };
+        if self.also_plaintext {
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(self.handshake, stream.peek(&mut first)).await {
+                Ok(Ok(1)) if first[0] != TLS_HANDSHAKE_RECORD => {
+                    if let Some(h2) = self.identified(&stream, peer).await {
+                        self.serve_io(stream, peer, drain, h2).await;
+                    }
+                    return;
+                }
+                Ok(Ok(1)) => {}
+                _ => return,
+            }
+        }
+        match tokio::time::timeout(self.handshake, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => {
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                self.serve_io(tls, peer, drain, h2).await;
+            }
+            Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
+            Err(_) => debug!("TLS handshake with {peer} timed out"),
+        }
+    }
+
+    /// Waits (up to the handshake timeout) until a plaintext peer has sent the whole HTTP/2
+    /// preface (`Some(true)`) or a byte that rules it out (`Some(false)`); `None` (close) for a
+    /// peer that stays silent, stalls inside the preface or hangs up.
+    async fn identified(&self, stream: &TcpStream, peer: SocketAddr) -> Option<bool> {
+        let wait = async {
+            let mut buf = [0u8; H2_PREFACE.len()];
+            loop {
+                match stream.peek(&mut buf).await {
+                    Ok(0) | Err(_) => return None,
+                    Ok(n) if buf[..n] != H2_PREFACE[..n] => return Some(false),
+                    Ok(n) if n == buf.len() => return Some(true),
+                    // Part of the preface: peek returns at once while those bytes wait, so
+                    // look again a little later (a rare path; real clients send it whole).
+                    Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        };
+        match tokio::time::timeout(self.handshake, wait).await {
+            Ok(ok) => ok,
+            Err(_) => {
+                debug!(
+                    "{peer} sent no protocol preface in {:?}; closing",
+                    self.handshake
+                );
+                None
+            }
+        }
+    }
+
+    /// Serves one connection until it ends: HTTP/2 (`h2`: the preface was seen, or ALPN chose
+    /// it) on h2 directly, anything else through hyper.
+    async fn serve_io<I>(&self, io: I, peer: SocketAddr, drain: watch::Receiver<bool>, h2: bool)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        if h2 {
+            let conn = H2Connection::new(io, &self.h2, shared, self.keepalive);
+            return self
+                .drive(conn, H2Connection::graceful_shutdown, peer, drain)
+                .await;
+        }
+        let svc = service_fn(move |req: http::Request<Incoming>| {
+            let http1 = req.version() < http::Version::HTTP_2;
+            call::serve(shared.clone(), req.map(|b| RequestBody::new(b, http1)))
+                .map(Ok::<_, Infallible>)
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(io), svc);
+        self.drive(conn, auto::Connection::graceful_shutdown, peer, drain)
+            .await;
+    }
+
+    /// Runs a connection until it ends; a server drain or the connection's maximum age starts
+    /// its graceful shutdown (GOAWAY), and the grace period bounds an aged one.
+    async fn drive<C, E>(
+        &self,
+        conn: C,
+        graceful_shutdown: impl Fn(std::pin::Pin<&mut C>),
+        peer: SocketAddr,
+        mut drain: watch::Receiver<bool>,
+    ) where
+        C: Future<Output = Result<(), E>>,
+        E: std::fmt::Display,
+    {
+        let mut conn = std::pin::pin!(conn);
+        let far = Duration::from_secs(86_400 * 365);
+        let aged = tokio::time::sleep(self.max_age.unwrap_or(far));
+        let mut aged = std::pin::pin!(aged);
+        let mut draining = false;
+        let result = loop {
+            tokio::select! {
+                r = conn.as_mut() => break r,
+                () = async { drop(drain.wait_for(|d| *d).await) }, if !draining => {
+                    draining = true;
+                    graceful_shutdown(conn.as_mut());
+                }
+                () = &mut aged, if !draining => {
+                    debug!("connection from {peer} reached its maximum age; draining");
+                    graceful_shutdown(conn.as_mut());
+                    match tokio::time::timeout(self.grace, conn.as_mut()).await {
+                        Ok(r) => break r,
+                        Err(_) => {
+                            debug!("connection from {peer}: grace period over, closing");
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
+            debug!("connection from {peer} ended: {e}");
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! `ServeError`: why a server could not be built.
+
+use std::io;
+
+/// Errors from building or running a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A registered descriptor set did not decode or link.
+    #[error("invalid file descriptor set: {0}")]
+    Descriptor(#[from] prost_reflect::DescriptorError),
+    /// A REST rule could not be used.
+    #[error("{0}")]
+    Rule(#[from] crate::route::rest::RuleError),
+    /// A REST rule names a method the schema does not have.
+    #[error("http_rule for unknown method {0}")]
+    UnknownMethod(String),
+    /// The listener failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}

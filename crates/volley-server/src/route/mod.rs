@@ -1,0 +1,28 @@
+//! What every call reads: the method table, REST routes, method descriptors and limits
+//! ([`Shared`]), and how a request's protocol is recognised.
+
+mod protocol;
+pub(crate) mod rest;
+mod table;
+
+use std::collections::HashMap;
+
+pub(crate) use protocol::{Envelope, Protocol, content_type, protocol};
+pub(crate) use table::Router;
+
+/// Per-call limits and switches, read on every call.
+pub(crate) struct Limits {
+    pub(crate) max_recv: usize,
+    pub(crate) max_send: usize,
+    pub(crate) send_compression: bool,
+}
+
+/// What every call of a server shares.
+pub(crate) struct Shared {
+    pub(crate) router: Router,
+    pub(crate) limits: Limits,
+    /// Method descriptors by path, for JSON transcoding (from the registered descriptor sets).
+    pub(crate) descriptors: HashMap<String, prost_reflect::MethodDescriptor>,
+    /// REST routes (`google.api.http`).
+    pub(crate) rest: Vec<rest::Route>,
+}

@@ -1,0 +1,125 @@
+//! Between protobuf and the JSON protocols: JSON <-> protobuf bytes for a message type, Connect's
+//! names and HTTP statuses for codes and its error JSON, and query strings (Connect GET, REST).
+
+use base64::{Engine, engine::general_purpose::STANDARD_NO_PAD};
+use bytes::Bytes;
+use http::StatusCode;
+use prost::Message;
+use prost_reflect::{DynamicMessage, MessageDescriptor};
+use volley_wire::{Code, Status};
+
+/// Connect's name for a code.
+pub fn code_name(c: Code) -> &'static str {
+    match c {
+        Code::Ok => "ok",
+        Code::Cancelled => "canceled",
+        Code::Unknown => "unknown",
+        Code::InvalidArgument => "invalid_argument",
+        Code::DeadlineExceeded => "deadline_exceeded",
+        Code::NotFound => "not_found",
+        Code::AlreadyExists => "already_exists",
+        Code::PermissionDenied => "permission_denied",
+        Code::ResourceExhausted => "resource_exhausted",
+        Code::FailedPrecondition => "failed_precondition",
+        Code::Aborted => "aborted",
+        Code::OutOfRange => "out_of_range",
+        Code::Unimplemented => "unimplemented",
+        Code::Internal => "internal",
+        Code::Unavailable => "unavailable",
+        Code::DataLoss => "data_loss",
+        Code::Unauthenticated => "unauthenticated",
+    }
+}
+
+/// The HTTP status Connect sends for a code.
+pub fn http_status(c: Code) -> StatusCode {
+    let s = match c {
+        Code::Ok => 200,
+        Code::Cancelled => 499,
+        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => 400,
+        Code::DeadlineExceeded => 504,
+        Code::NotFound => 404,
+        Code::AlreadyExists | Code::Aborted => 409,
+        Code::PermissionDenied => 403,
+        Code::ResourceExhausted => 429,
+        Code::Unimplemented => 501,
+        Code::Unavailable => 503,
+        Code::Unauthenticated => 401,
+        Code::Unknown | Code::Internal | Code::DataLoss => 500,
+    };
+    StatusCode::from_u16(s).expect("valid status")
+}
+
+/// `{"code": "...", "message": "..."}`.
+pub fn error_json(s: &Status) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("code".into(), code_name(s.code()).into());
+    if !s.message().is_empty() {
+        m.insert("message".into(), s.message().into());
+    }
+    let details = s.detail_list();
+    if !details.is_empty() {
+        let list: Vec<serde_json::Value> = details
+            .iter()
+            .map(|d| {
+                let name = d.type_url.rsplit('/').next().unwrap_or(&d.type_url);
+                serde_json::json!({"type": name, "value": STANDARD_NO_PAD.encode(&d.value)})
+            })
+            .collect();
+        m.insert("details".into(), list.into());
+    }
+    m.into()
+}
+
+/// JSON to protobuf bytes for `desc`; the error names the field.
+pub fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Status> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let msg = DynamicMessage::deserialize(desc.clone(), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| Status::invalid_argument(format!("invalid {} JSON: {e}", desc.full_name())))?;
+    Ok(msg.encode_to_vec().into())
+}
+
+/// Protobuf bytes to JSON for `desc` (the JSON codecs' reply path).
+pub fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
+    let msg = DynamicMessage::decode(desc.clone(), bytes)
+        .map_err(|e| Status::internal(format!("reply is not a {}: {e}", desc.full_name())))?;
+    serde_json::to_vec(&msg)
+        .map(Bytes::from)
+        .map_err(|e| Status::internal(format!("cannot write JSON: {e}")))
+}
+
+pub(crate) fn decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// A query string's `key=value` pairs, percent-decoded (`+` as space), in order.
+pub fn query_pairs(q: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    q.split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(&k.replace('+', " ")), decode(&v.replace('+', " ")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_statuses() {
+        assert_eq!(code_name(Code::Cancelled), "canceled");
+        assert_eq!(http_status(Code::InvalidArgument), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            http_status(Code::Unimplemented),
+            StatusCode::NOT_IMPLEMENTED
+        );
+        assert_eq!(
+            http_status(Code::ResourceExhausted),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        let j = error_json(&Status::not_found("x"));
+        assert_eq!(j, serde_json::json!({"code": "not_found", "message": "x"}));
+    }
+}

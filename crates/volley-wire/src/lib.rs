@@ -1,0 +1,18 @@
+//! volley-wire: gRPC's wire vocabulary, shared by volley's server, client and bench.
+//!
+//! Nothing here opens a socket. `status` holds the codes and [`Status`] a call ends with;
+//! `codec` the length-prefixed framing (encode one frame, split a byte stream into messages);
+//! `compression` the `grpc-encoding` values volley speaks; `timeout` the `grpc-timeout` header;
+//! `names` the header names of the call path as constants.
+//!
+//! The server, the client and the load generator all use it, so none of them depends on another
+//! for the words they share (tonic keeps the same pieces in its `codec` and `status` modules).
+
+pub mod codec;
+pub mod compression;
+pub mod names;
+pub mod status;
+pub mod timeout;
+
+pub use codec::{IntoFrame, Reply};
+pub use status::{ALL_CODES, Code, Status};
