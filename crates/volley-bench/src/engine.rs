@@ -13,32 +13,16 @@ use std::{
 };
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
-use volley_client::{CallHead, Channel, Endpoint, Strategy, http1::Http1Connection};
+use volley_client::{Channel, Strategy, http1::Http1Connection};
 use volley_wire::Status;
 
 use crate::{
+    call::{self, Conn},
     options::{DurationStop, EndReason, RunOptions},
-    payload::{Payload, now_unix_nanos},
     recorder::Recorder,
     schedule::{Pacer, Ramp, Shape},
-    streaming::{self, CallKind, Conn},
+    target::{Target, payload::now_unix_nanos},
 };
-
-/// What to call.
-pub struct Target {
-    /// Where.
-    pub endpoint: Endpoint,
-    /// The request head (path, metadata, deadline header).
-    pub head: CallHead,
-    /// The call kind of the method.
-    pub kind: CallKind,
-    /// Request data.
-    pub payload: Payload,
-    /// Prefix of `{{.WorkerID}}` (`name:` when the run has a name).
-    pub worker_prefix: String,
-    /// For plain HTTP load: the request.
-    pub http: Option<crate::http::HttpTarget>,
-}
 
 /// A run's raw results.
 #[derive(Debug)]
@@ -112,7 +96,7 @@ pub fn run(
     control: Arc<Control>,
 ) -> Result<Outcome, BenchError> {
     let conns = opts.connections.max(1);
-    let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
+    let h1 = target.is_http1();
     // HTTP/1.1: one connection per worker, split over threads. HTTP/2: each thread runs a channel
     // with its share of the strategy's connections.
     let slots = match opts.strategy {
@@ -237,12 +221,12 @@ fn thread_main(
         .build()
         .expect("a runtime");
     let local = LocalSet::new();
-    let h1 = target.http.as_ref().is_some_and(|h| !h.http2);
+    let h1 = target.is_http1();
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
         if !h1 {
             let channel = Channel::new(
-                target.endpoint.clone(),
+                target.endpoint().clone(),
                 thread_share(opts, place.t, place.threads),
             );
             match channel.warm().await {
@@ -252,7 +236,7 @@ fn thread_main(
             return out;
         }
         for &c in my_conns.iter() {
-            match Http1Connection::connect(&target.endpoint).await {
+            match Http1Connection::connect(target.endpoint()).await {
                 Ok(conn) => out.push((c, Conn::H1(Rc::new(conn)))),
                 Err(e) => {
                     shared.fail(BenchError::Connect(e.to_string()));
@@ -370,7 +354,7 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
             _ = stop_rx.wait_for(|s| *s) => return,
         }
     }
-    let worker_id: Rc<str> = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix).into();
+    let worker_id: Rc<str> = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix()).into();
     let ramped = opts.concurrency.shape != Shape::Const;
     // --async: calls are spawned and not awaited; this counts them so the worker can wait at the end.
     let in_flight = Rc::new((std::cell::Cell::new(0usize), tokio::sync::Notify::new()));
@@ -447,7 +431,7 @@ async fn one_call(
     let opts = &ctx.opts;
     let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
     let sent = Instant::now();
-    let call = streaming::call(&ctx.target, opts, conn, i, worker_id, &ctx.recorder);
+    let call = call::call(&ctx.target, opts, conn, i, worker_id, &ctx.recorder);
     let result = match (interruptible, opts.timeout) {
         (false, None) => call.await,
         (false, Some(t)) => with_timeout(t, call).await,

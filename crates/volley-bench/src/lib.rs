@@ -5,17 +5,17 @@
 //! per-thread `recorder`s; the merged results become a `report`, which `format` prints in ghz's
 //! layouts.
 
+pub mod call;
 pub mod engine;
 pub mod format;
-pub mod http;
 pub mod options;
-pub mod payload;
 pub mod recorder;
 pub mod report;
 pub mod schedule;
-pub mod streaming;
+pub mod target;
 
-pub use engine::{BenchError, Control, Outcome, Target, cpu_time, run};
+pub use engine::{BenchError, Control, Outcome, cpu_time, run};
 pub use format::Format;
 pub use options::{DurationStop, EndReason, RunOptions, StreamOptions};
 pub use report::{Report, ReportOptions};
+pub use target::{CallKind, GrpcTarget, HttpTarget, Target};

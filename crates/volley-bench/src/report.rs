@@ -390,7 +390,7 @@ impl Report {
             time_to_first_message: quantiles(&r.first_message, 0, u64::MAX, &all_ps),
             message_latency: quantiles(&r.message_latency, 0, u64::MAX, &all_ps),
         });
-        let now = crate::payload::now_unix_nanos();
+        let now = crate::target::payload::now_unix_nanos();
         Report {
             date: crate::format::rfc3339(now),
             date_unix_nano: now,

@@ -15,10 +15,9 @@ use http::{HeaderName, HeaderValue};
 use prost_reflect::DescriptorPool;
 use serde_json::{Map, Value};
 use volley_bench::{
-    Control, Report, ReportOptions, Target,
-    payload::{Payload, Templated},
+    CallKind, Control, GrpcTarget, HttpTarget, Report, ReportOptions, Target,
     schedule::Shape,
-    streaming::CallKind,
+    target::payload::{Payload, Templated},
 };
 use volley_client::{
     CallHead, Connection, Endpoint,
@@ -96,7 +95,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     .map_err(|e| anyhow!(e))?;
     let mut head = head;
     head.max_recv = plan.max_recv;
-    let target = Arc::new(Target {
+    let target = Arc::new(Target::Grpc(GrpcTarget {
         endpoint,
         head,
         kind: CallKind::of(desc.is_client_streaming(), desc.is_server_streaming()),
@@ -106,8 +105,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         } else {
             format!("{}:", plan.run.name)
         },
-        http: None,
-    });
+    }));
     drop(setup);
 
     execute(plan, target, &host)
@@ -205,29 +203,14 @@ fn run_http(plan: Plan, url: &str) -> Result<()> {
     if !plan.http2 && !headers.contains_key(http::header::HOST) {
         headers.insert(http::header::HOST, HeaderValue::from_str(&ep.authority)?);
     }
-    let head = CallHead::new(
-        if https { "https" } else { "http" },
-        &ep.authority,
-        "/",
-        &[],
-        None,
-        false,
-    )
-    .map_err(|e| anyhow!(e))?;
-    let target = Arc::new(Target {
+    let target = Arc::new(Target::Http(HttpTarget {
         endpoint: ep,
-        head,
-        kind: CallKind::Http,
-        payload: Payload::from_messages(&[], false),
-        worker_prefix: String::new(),
-        http: Some(volley_bench::http::HttpTarget {
-            method,
-            uri,
-            headers,
-            body,
-            http2: plan.http2,
-        }),
-    });
+        method,
+        uri,
+        headers,
+        body,
+        http2: plan.http2,
+    }));
     execute(plan, target, url)
 }
 

@@ -1,27 +1,11 @@
 //! Plain HTTP load (`volley bench http://host:port/path`): one prepared request, sent over
 //! HTTP/1.1 (one in flight per connection, as wrk) or HTTP/2 (multiplexed).
 
-use bytes::Bytes;
-use http::{HeaderMap, Method, Uri};
 use http_body_util::Full;
 use volley_wire::Status;
 
-use crate::{engine::Target, streaming::Conn};
-
-/// The request of an HTTP run.
-#[derive(Clone, Debug)]
-pub struct HttpTarget {
-    /// GET, POST, ...
-    pub method: Method,
-    /// The full URL.
-    pub uri: Uri,
-    /// Extra headers (`-H`).
-    pub headers: HeaderMap,
-    /// The body (`-d`).
-    pub body: Bytes,
-    /// Speak HTTP/2 (prior knowledge on http://, ALPN on https://).
-    pub http2: bool,
-}
+use super::Conn;
+use crate::target::HttpTarget;
 
 fn status_of(code: u16) -> Result<(), Status> {
     if (200..400).contains(&code) {
@@ -34,8 +18,7 @@ fn status_of(code: u16) -> Result<(), Status> {
 }
 
 /// Sends the request once.
-pub async fn call(target: &Target, conn: &Conn) -> Result<usize, Status> {
-    let t = target.http.as_ref().expect("an HTTP target");
+pub(super) async fn call(t: &HttpTarget, conn: &Conn) -> Result<usize, Status> {
     let mut req = http::Request::new(());
     *req.method_mut() = t.method.clone();
     *req.uri_mut() = t.uri.clone();

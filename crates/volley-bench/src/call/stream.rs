@@ -1,91 +1,22 @@
-//! One call of any kind: unary straight through `volley_client::call`, server streams read to the
-//! end (or to `--stream-call-count` / `--stream-call-duration`), client and bidi streams sent with
-//! `--stream-interval` and, for bidi, replies matched to requests in order for per-message latency.
+//! gRPC streams: server streams read to the end (or to `--stream-call-count` /
+//! `--stream-call-duration`), client and bidi streams sent with `--stream-interval` and, for bidi,
+//! replies matched to requests in order for per-message latency.
 
 use std::{cell::RefCell, collections::VecDeque, future::poll_fn, time::Instant};
 
 use bytes::Bytes;
 use h2::{RecvStream, SendStream};
 use volley_client::{
-    Channel, Connection,
+    Connection,
     call::{finish, transport_status},
 };
 use volley_wire::{Code, Status};
 
-use crate::{engine::Target, options::RunOptions, recorder::Recorder};
-
-/// The four call kinds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CallKind {
-    /// One request, one reply.
-    Unary,
-    /// One request, a stream of replies.
-    ServerStreaming,
-    /// A stream of requests, one reply.
-    ClientStreaming,
-    /// Streams both ways.
-    Bidi,
-    /// A plain HTTP request (`volley bench http://...`).
-    Http,
-}
-
-impl CallKind {
-    /// The kind of a method.
-    pub fn of(client_streaming: bool, server_streaming: bool) -> CallKind {
-        match (client_streaming, server_streaming) {
-            (false, false) => CallKind::Unary,
-            (false, true) => CallKind::ServerStreaming,
-            (true, false) => CallKind::ClientStreaming,
-            (true, true) => CallKind::Bidi,
-        }
-    }
-}
-
-/// A connection of either HTTP version.
-#[derive(Clone)]
-pub enum Conn {
-    /// HTTP/2: gRPC, or HTTP load with `--http2`, through this thread's channel.
-    H2(Channel),
-    /// HTTP/1.1: plain HTTP load, one request in flight.
-    H1(std::rc::Rc<volley_client::http1::Http1Connection>),
-}
-
-/// Makes call number `i`; returns the bytes received.
-pub async fn call(
-    target: &Target,
-    opts: &RunOptions,
-    conn: &Conn,
-    i: u64,
-    worker_id: &str,
-    rec: &RefCell<Recorder>,
-) -> Result<usize, Status> {
-    match (target.kind, conn) {
-        (CallKind::Http, _) => crate::http::call(target, conn).await,
-        (CallKind::Unary, Conn::H2(c)) => {
-            let body = target
-                .payload
-                .message(i, worker_id)
-                .map_err(Status::internal)?;
-            c.unary(&target.head, body).await.map(|r| r.bytes)
-        }
-        (_, Conn::H2(c)) => {
-            let lease = c.lease().await?;
-            // Boxed: a stream's future is large, and unary calls (the common case) would carry
-            // its size in every call's future, which is moved by value once per call.
-            Box::pin(stream_call(
-                target,
-                opts,
-                lease.connection(),
-                i,
-                worker_id,
-                rec,
-            ))
-            .await
-            .map(|()| 0)
-        }
-        (_, Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
-    }
-}
+use crate::{
+    options::RunOptions,
+    recorder::Recorder,
+    target::{CallKind, GrpcTarget},
+};
 
 /// Counts whole gRPC messages in a byte stream without decoding them.
 #[derive(Default)]
@@ -144,8 +75,8 @@ async fn send_message(out: &mut SendStream<Bytes>, msg: Bytes, end: bool) -> Res
     out.send_data(msg, end).map_err(|e| transport_status(&e))
 }
 
-async fn stream_call(
-    target: &Target,
+pub(super) async fn stream_call(
+    target: &GrpcTarget,
     opts: &RunOptions,
     conn: &Connection,
     i: u64,

@@ -1,0 +1,59 @@
+//! One call of any kind: unary straight through `volley_client::Channel::unary`, streams in
+//! `stream`, plain HTTP requests in `http`.
+
+mod http;
+mod stream;
+
+use std::cell::RefCell;
+
+use volley_client::Channel;
+use volley_wire::Status;
+
+use crate::{
+    options::RunOptions,
+    recorder::Recorder,
+    target::{CallKind, Target},
+};
+
+/// A connection of either HTTP version.
+#[derive(Clone)]
+pub enum Conn {
+    /// HTTP/2: gRPC, or HTTP load with `--http2`, through this thread's channel.
+    H2(Channel),
+    /// HTTP/1.1: plain HTTP load, one request in flight.
+    H1(std::rc::Rc<volley_client::http1::Http1Connection>),
+}
+
+/// Makes call number `i`; returns the bytes received.
+pub async fn call(
+    target: &Target,
+    opts: &RunOptions,
+    conn: &Conn,
+    i: u64,
+    worker_id: &str,
+    rec: &RefCell<Recorder>,
+) -> Result<usize, Status> {
+    match (target, conn) {
+        (Target::Http(h), _) => http::call(h, conn).await,
+        (Target::Grpc(g), Conn::H2(c)) if g.kind == CallKind::Unary => {
+            let body = g.payload.message(i, worker_id).map_err(Status::internal)?;
+            c.unary(&g.head, body).await.map(|r| r.bytes)
+        }
+        (Target::Grpc(g), Conn::H2(c)) => {
+            let lease = c.lease().await?;
+            // Boxed: a stream's future is large, and unary calls (the common case) would carry
+            // its size in every call's future, which is moved by value once per call.
+            Box::pin(stream::stream_call(
+                g,
+                opts,
+                lease.connection(),
+                i,
+                worker_id,
+                rec,
+            ))
+            .await
+            .map(|()| 0)
+        }
+        (Target::Grpc(_), Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
+    }
+}
