@@ -18,9 +18,11 @@ use volley_wire::Status;
 
 use crate::{
     call::{self, Conn},
-    options::{DurationStop, EndReason, RunOptions},
+    plan::{
+        options::{DurationStop, EndReason, RunOptions},
+        schedule::{Pacer, Ramp, Shape},
+    },
     recorder::Recorder,
-    schedule::{Pacer, Ramp, Shape},
     target::{Target, payload::now_unix_nanos},
 };
 

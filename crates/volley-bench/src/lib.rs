@@ -1,21 +1,25 @@
 //! volley-bench: the load engine behind `volley bench`.
 //!
-//! Data flows one way: `options` (the resolved run) and `schedule` (rate and worker ramps) feed
-//! the `engine`, whose workers make calls (`streaming`) with bodies from `payload` and record into
-//! per-thread `recorder`s; the merged results become a `report`, which `format` prints in ghz's
-//! layouts.
+//! Data flows one way, and the modules follow it:
+//!
+//! - `plan`: ghz's flags and config file, typed, merged and checked into a [`Plan`]; its
+//!   [`RunOptions`] (with `plan::schedule`'s rate and worker ramps) are what the engine runs.
+//! - `target`: what is called, built from the plan: a gRPC method (endpoint, schema, payload
+//!   encoded once) or one HTTP request ([`Target`]).
+//! - `engine`: threads with a current-thread runtime each, workers pulling call numbers from one
+//!   counter, pacing by intended send time; each call goes through `call` (unary, streams, HTTP)
+//!   and is recorded in its thread's `recorder`.
+//! - `report`: the merged recorder as ghz's figures and volley's additions ([`Report`]), with the
+//!   `options` block rebuilt from the plan; `report::format` prints it in ghz's layouts.
 
 pub mod call;
 pub mod engine;
-pub mod format;
-pub mod options;
+pub mod plan;
 pub mod recorder;
 pub mod report;
-pub mod schedule;
 pub mod target;
 
 pub use engine::{BenchError, Control, Outcome, cpu_time, run};
-pub use format::Format;
-pub use options::{DurationStop, EndReason, RunOptions, StreamOptions};
+pub use plan::{DurationStop, EndReason, Format, Plan, PlanError, RunOptions, StreamOptions};
 pub use report::{Report, ReportOptions};
-pub use target::{CallKind, GrpcTarget, HttpTarget, Target};
+pub use target::{CallKind, GrpcTarget, HttpTarget, Target, build::TargetError};

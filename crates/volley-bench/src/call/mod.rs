@@ -10,7 +10,7 @@ use volley_client::Channel;
 use volley_wire::Status;
 
 use crate::{
-    options::RunOptions,
+    plan::RunOptions,
     recorder::Recorder,
     target::{CallKind, Target},
 };

@@ -13,7 +13,7 @@ use volley_client::{
 use volley_wire::{Code, Status};
 
 use crate::{
-    options::RunOptions,
+    plan::RunOptions,
     recorder::Recorder,
     target::{CallKind, GrpcTarget},
 };

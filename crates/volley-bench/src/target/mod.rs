@@ -1,6 +1,7 @@
 //! What a run calls: a gRPC method (endpoint, request head, call kind, payload) or a plain HTTP
 //! request, as one enum so that no target is half of each.
 
+pub mod build;
 pub mod payload;
 
 use bytes::Bytes;

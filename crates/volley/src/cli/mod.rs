@@ -1,15 +1,13 @@
 //! The command line: `volley serve | ...`, parsed with clap derive; value parsers live beside it.
 
-pub mod bench;
-pub mod duration;
-pub mod size;
-
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 
-use duration::parse_duration;
-use size::parse_size;
+use volley_bench::plan::{
+    BenchArgs,
+    units::{parse_duration, parse_size},
+};
 
 /// volley: build, serve and load-test gRPC services.
 #[derive(Debug, Parser)]
@@ -29,7 +27,7 @@ pub enum Command {
     /// Load-test a gRPC method: a drop-in for ghz (same flags, same reports), many times lighter.
     /// With no host, benches the built-in services in-process.
     #[command(version, disable_version_flag = true)]
-    Bench(Box<bench::BenchArgs>),
+    Bench(Box<BenchArgs>),
     /// Seed 004's order study: N clients send M timestamped orders to orders.OrderService, one
     /// unary call per order or one bidi stream per client; prints throughput, client-to-server
     /// time and round trip per order.

@@ -5,7 +5,14 @@
 use hdrhistogram::Histogram;
 use serde::{Serialize, Serializer, ser::SerializeMap};
 
-use crate::{engine::Outcome, format::rfc3339_nano, recorder::Recorder};
+pub mod format;
+pub mod gofmt;
+mod options;
+
+pub use options::ReportOptions;
+
+use crate::{engine::Outcome, recorder::Recorder};
+use gofmt::{rfc3339, rfc3339_nano};
 
 /// ghz's fixed percentiles.
 pub const PERCENTILES: [u32; 7] = [10, 25, 50, 75, 90, 95, 99];
@@ -67,137 +74,6 @@ pub struct DetailRow {
     /// The timestamp as nanoseconds since the Unix epoch.
     #[serde(skip)]
     pub timestamp_unix_nano: i64,
-}
-
-/// The `options` block (ghz's keys and omission rules).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ReportOptions {
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub call: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub host: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub proto: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub protoset: String,
-    #[serde(rename = "import-paths", skip_serializing_if = "Vec::is_empty")]
-    #[allow(missing_docs)]
-    pub import_paths: Vec<String>,
-    #[serde(rename = "enable-compression", skip_serializing_if = "is_false")]
-    #[allow(missing_docs)]
-    pub enable_compression: bool,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub cacert: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub cert: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub key: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub cname: String,
-    #[serde(rename = "skipTLS", skip_serializing_if = "is_false")]
-    #[allow(missing_docs)]
-    pub skip_tls: bool,
-    #[allow(missing_docs)]
-    pub insecure: bool,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub authority: String,
-    #[serde(skip_serializing_if = "is_zero")]
-    #[allow(missing_docs)]
-    pub rps: u64,
-    #[serde(rename = "load-schedule")]
-    #[allow(missing_docs)]
-    pub load_schedule: String,
-    #[serde(rename = "load-start")]
-    #[allow(missing_docs)]
-    pub load_start: u64,
-    #[serde(rename = "load-end")]
-    #[allow(missing_docs)]
-    pub load_end: u64,
-    #[serde(rename = "load-step")]
-    #[allow(missing_docs)]
-    pub load_step: i64,
-    #[serde(rename = "load-step-duration")]
-    #[allow(missing_docs)]
-    pub load_step_duration: u64,
-    #[serde(rename = "load-max-duration")]
-    #[allow(missing_docs)]
-    pub load_max_duration: u64,
-    #[allow(missing_docs)]
-    pub concurrency: u64,
-    #[serde(rename = "concurrency-schedule")]
-    #[allow(missing_docs)]
-    pub concurrency_schedule: String,
-    #[serde(rename = "concurrency-start")]
-    #[allow(missing_docs)]
-    pub concurrency_start: u64,
-    #[serde(rename = "concurrency-end")]
-    #[allow(missing_docs)]
-    pub concurrency_end: u64,
-    #[serde(rename = "concurrency-step")]
-    #[allow(missing_docs)]
-    pub concurrency_step: i64,
-    #[serde(rename = "concurrency-step-duration")]
-    #[allow(missing_docs)]
-    pub concurrency_step_duration: u64,
-    #[serde(rename = "concurrency-max-duration")]
-    #[allow(missing_docs)]
-    pub concurrency_max_duration: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    #[allow(missing_docs)]
-    pub total: u64,
-    #[serde(rename = "async", skip_serializing_if = "is_false")]
-    #[allow(missing_docs)]
-    pub async_mode: bool,
-    #[allow(missing_docs)]
-    pub connections: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    #[allow(missing_docs)]
-    pub duration: u64,
-    #[allow(missing_docs)]
-    pub timeout: u64,
-    #[serde(rename = "dial-timeout")]
-    #[allow(missing_docs)]
-    pub dial_timeout: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    #[allow(missing_docs)]
-    pub keepalive: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[allow(missing_docs)]
-    pub data: Option<serde_json::Value>,
-    #[allow(missing_docs)]
-    pub binary: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[allow(missing_docs)]
-    pub metadata: Option<serde_json::Value>,
-    #[serde(rename = "CPUs")]
-    #[allow(missing_docs)]
-    pub cpus: u64,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    #[allow(missing_docs)]
-    pub name: String,
-    #[serde(rename = "skipFirst", skip_serializing_if = "is_zero")]
-    #[allow(missing_docs)]
-    pub skip_first: u64,
-    #[serde(rename = "count-errors", skip_serializing_if = "is_false")]
-    #[allow(missing_docs)]
-    pub count_errors: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// volley's additions to the report (in JSON under `volley`).
@@ -392,7 +268,7 @@ impl Report {
         });
         let now = crate::target::payload::now_unix_nanos();
         Report {
-            date: crate::format::rfc3339(now),
+            date: rfc3339(now),
             date_unix_nano: now,
             name: options.name.clone(),
             end_reason: out.end_reason.as_str().to_owned(),

@@ -1,9 +1,9 @@
-//! Everything a run needs to know, resolved from flags and config files: what to call, how hard,
-//! for how long, and what to put in the report's `options`.
+//! The engine's options, resolved from flags and config files: how many calls, how hard, for
+//! how long, what `-z` does to calls in flight, streaming knobs, and the report format.
 
 use std::time::Duration;
 
-use crate::schedule::Ramp;
+use super::schedule::Ramp;
 
 /// What happens to in-flight calls when `-z` runs out (ghz `--duration-stop`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,7 +26,7 @@ impl DurationStop {
             "wait" => Ok(DurationStop::Wait),
             "ignore" => Ok(DurationStop::Ignore),
             _ => Err(format!(
-                "invalid --duration-stop {s:?}: expected close, wait or ignore"
+                "invalid value {s:?}: expected close, wait or ignore"
             )),
         }
     }
@@ -119,7 +119,7 @@ impl RunOptions {
         } else {
             c.start
         };
-        if c.shape != crate::schedule::Shape::Const && c.end == 0.0 && c.step > 0.0 {
+        if c.shape != super::schedule::Shape::Const && c.end == 0.0 && c.step > 0.0 {
             // Unbounded ramp: bounded by the run length when there is one.
             let len = self
                 .duration
@@ -129,5 +129,58 @@ impl RunOptions {
             return c.value_at(len).max(top) as usize;
         }
         top.max(1.0) as usize
+    }
+}
+
+/// Output formats (`-O`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// ghz's text summary.
+    Summary,
+    /// One row per call.
+    Csv,
+    /// Compact JSON.
+    Json,
+    /// Indented JSON.
+    Pretty,
+    /// A self-contained HTML page.
+    Html,
+    /// One InfluxDB line for the run.
+    InfluxSummary,
+    /// One InfluxDB line per call.
+    InfluxDetails,
+    /// Prometheus text exposition.
+    Prometheus,
+    /// wrk's layout (HTTP targets).
+    Wrk,
+}
+
+impl Format {
+    /// Parses ghz's names.
+    pub fn parse(s: &str) -> Result<Format, String> {
+        Ok(match s {
+            "summary" => Format::Summary,
+            "csv" => Format::Csv,
+            "json" => Format::Json,
+            "pretty" => Format::Pretty,
+            "html" => Format::Html,
+            "influx-summary" => Format::InfluxSummary,
+            "influx-details" => Format::InfluxDetails,
+            "prometheus" => Format::Prometheus,
+            "wrk" => Format::Wrk,
+            _ => {
+                return Err(format!(
+                    "invalid format {s:?}: expected summary, csv, json, pretty, html, influx-summary, influx-details, prometheus or wrk"
+                ));
+            }
+        })
+    }
+
+    /// True when the format lists calls (so the run keeps per-call details).
+    pub fn needs_details(self) -> bool {
+        matches!(
+            self,
+            Format::Csv | Format::Json | Format::Pretty | Format::Html | Format::InfluxDetails
+        )
     }
 }

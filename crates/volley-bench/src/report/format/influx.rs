@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::go_g;
 use crate::report::Report;
+use crate::report::gofmt::go_g;
 
 fn clean(s: &str) -> String {
     s.replace(' ', "\\ ")

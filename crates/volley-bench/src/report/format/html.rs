@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use super::format_nano_unit;
 use crate::report::Report;
+use crate::report::gofmt::format_nano_unit;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -2,13 +2,15 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
+use super::PlanError;
+
 /// Reads a config file into a map of ghz keys.
-pub fn load(path: &Path) -> Result<Map<String, Value>> {
+pub fn load(path: &Path) -> Result<Map<String, Value>, PlanError> {
+    let shown = path.display();
     let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read --config {}", path.display()))?;
+        .map_err(|e| PlanError::new(format!("cannot read --config {shown}: {e}")))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -16,25 +18,25 @@ pub fn load(path: &Path) -> Result<Map<String, Value>> {
         .to_ascii_lowercase();
     let value: Value = match ext.as_str() {
         "json" => serde_json::from_str(&text)
-            .with_context(|| format!("--config {}: invalid JSON", path.display()))?,
+            .map_err(|e| PlanError::new(format!("--config {shown}: invalid JSON: {e}")))?,
         "toml" => {
             let v: toml::Value = toml::from_str(&text)
-                .with_context(|| format!("--config {}: invalid TOML", path.display()))?;
-            serde_json::to_value(v)?
+                .map_err(|e| PlanError::new(format!("--config {shown}: invalid TOML: {e}")))?;
+            serde_json::to_value(v).map_err(|e| PlanError::new(format!("--config {shown}: {e}")))?
         }
         "yaml" | "yml" => serde_yaml::from_str(&text)
-            .with_context(|| format!("--config {}: invalid YAML", path.display()))?,
-        other => bail!(
-            "--config {}: unknown file type {other:?} (use .json, .toml, .yaml or .yml)",
-            path.display()
-        ),
+            .map_err(|e| PlanError::new(format!("--config {shown}: invalid YAML: {e}")))?,
+        other => {
+            return Err(PlanError::new(format!(
+                "--config {shown}: unknown file type {other:?} (use .json, .toml, .yaml or .yml)"
+            )));
+        }
     };
     match value {
         Value::Object(m) => Ok(m),
-        _ => bail!(
-            "--config {}: expected an object of ghz options",
-            path.display()
-        ),
+        _ => Err(PlanError::new(format!(
+            "--config {shown}: expected an object of ghz options"
+        ))),
     }
 }
 

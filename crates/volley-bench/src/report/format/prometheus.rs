@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use super::prom_float;
 use crate::report::Report;
+use crate::report::gofmt::prom_float;
 
 fn esc(v: &str) -> String {
     v.replace('\\', "\\\\")

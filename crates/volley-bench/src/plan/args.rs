@@ -1,6 +1,7 @@
 //! `volley bench`: ghz's command line, flag for flag (names, short forms, defaults, validation).
 //! Every field is optional here so that a flag given on the command line can be told from a
-//! default: the command line wins over `--config`, which wins over ghz's defaults.
+//! default: the command line wins over `--config`, which wins over ghz's defaults. Values whose
+//! errors must name the flag (durations, sizes, names) stay text here and are typed by `flags`.
 
 use std::path::PathBuf;
 

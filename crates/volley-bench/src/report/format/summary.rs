@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use super::format_nano_unit;
 use crate::report::Report;
+use crate::report::gofmt::format_nano_unit;
 
 /// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
 /// in a tab: every cell is padded to the column's widest cell plus 3.

@@ -1,0 +1,140 @@
+//! The plan of a run: ghz's command line (`args`) and config file (`config`) read into typed
+//! options (`flags`), checked and completed with ghz's defaults (`resolve`) into a [`Plan`]; the
+//! engine's part of it is [`RunOptions`], with its schedules (`schedule`).
+
+pub mod args;
+pub mod config;
+mod flags;
+pub mod options;
+mod resolve;
+pub mod schedule;
+pub mod units;
+
+use std::{path::PathBuf, time::Duration};
+
+use serde_json::Value;
+
+pub use args::BenchArgs;
+pub use options::{DurationStop, EndReason, Format, RunOptions, StreamOptions};
+pub use resolve::resolve;
+
+/// Why flags or a config file do not make a plan: one line, naming the flag or key.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(String);
+
+impl PlanError {
+    pub(crate) fn new(message: impl Into<String>) -> PlanError {
+        PlanError(message.into())
+    }
+}
+
+/// Where the schema comes from.
+#[derive(Debug, Clone)]
+pub enum SchemaSource {
+    /// `--proto` and its import paths.
+    Proto(PathBuf, Vec<PathBuf>),
+    /// `--protoset`.
+    Protoset(PathBuf),
+    /// Server reflection.
+    Reflection,
+}
+
+/// Request data as given.
+#[derive(Debug, Clone)]
+pub enum DataSource {
+    /// No data: one empty message.
+    Empty,
+    /// JSON text (maybe templated).
+    Json(String),
+    /// Serialized protobuf.
+    Binary(Vec<u8>),
+}
+
+/// The checked plan of a bench run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Target, if given.
+    pub host: Option<String>,
+    /// `--call`.
+    pub call: String,
+    /// Schema source.
+    pub schema: SchemaSource,
+    /// Plaintext.
+    pub insecure: bool,
+    /// `--cacert`.
+    pub cacert: Option<PathBuf>,
+    /// `--cert`.
+    pub cert: Option<PathBuf>,
+    /// `--key`.
+    pub key: Option<PathBuf>,
+    /// `--cname`.
+    pub cname: Option<String>,
+    /// `--skipTLS`.
+    pub skip_tls: bool,
+    /// `--authority`.
+    pub authority: Option<String>,
+    /// Request data.
+    pub data: DataSource,
+    /// Metadata JSON object text.
+    pub metadata: Option<String>,
+    /// Reflection-only metadata JSON object text.
+    pub reflect_metadata: Option<String>,
+    /// The engine's options.
+    pub run: RunOptions,
+    /// gzip requests.
+    pub gzip: bool,
+    /// Dial timeout.
+    pub connect_timeout: Duration,
+    /// Keepalive.
+    pub keepalive: Option<Duration>,
+    /// Report format.
+    pub format: Format,
+    /// Report file.
+    pub output: Option<PathBuf>,
+    /// `--tags` parsed.
+    pub tags: Option<Value>,
+    /// `--disable-template-data`.
+    pub no_templates: bool,
+    /// `--disable-template-functions`.
+    pub no_template_functions: bool,
+    /// `--max-recv-message-size` (bytes).
+    pub max_recv: usize,
+    /// `--max-send-message-size` (bytes).
+    pub max_send: usize,
+    /// `--debug` log path.
+    pub debug: Option<PathBuf>,
+    /// HTTP load: the URL was http(s)://.
+    pub http_mode: bool,
+    /// HTTP load: `-H` headers.
+    pub headers: Vec<String>,
+    /// HTTP load: `--method`.
+    pub method: Option<String>,
+    /// HTTP load: `--http2`.
+    pub http2: bool,
+    /// The raw numbers for the report's `options` block.
+    pub raw: Raw,
+}
+
+/// Option values echoed in the report as given.
+#[derive(Debug, Clone, Default)]
+pub struct Raw {
+    /// -n as given (0 with -z).
+    pub total: u64,
+    /// -c.
+    pub concurrency: u64,
+    /// --rps.
+    pub rps: u64,
+    /// Import paths as the report lists them.
+    pub import_paths: Vec<String>,
+    /// --proto as given.
+    pub proto: String,
+    /// --protoset as given.
+    pub protoset: String,
+    /// Timeout as given (ns; 0 = none).
+    pub timeout_ns: u64,
+    /// -z (ns).
+    pub duration_ns: u64,
+    /// Is the data binary.
+    pub binary: bool,
+}

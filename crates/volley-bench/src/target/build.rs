@@ -1,0 +1,312 @@
+//! Builds a [`Target`] from a [`Plan`]: the endpoint (TLS, server name, authority), the schema
+//! (a .proto compiled in-process, a protoset, or server reflection), the method, the payload
+//! encoded once (or its template checked by one render), metadata, and the request head; or,
+//! for `http(s)://` targets, the one HTTP request.
+
+use std::sync::Arc;
+
+use http::{HeaderName, HeaderValue};
+use prost_reflect::DescriptorPool;
+use serde_json::Value;
+use volley_client::{
+    CallHead, Connection, Endpoint,
+    endpoint::Target as Addr,
+    reflect::fetch_pool,
+    tls::{TlsOptions, client_config},
+};
+use volley_proto::{
+    message::{encode_all, from_binary, from_json},
+    schema::{compile_proto, load_protoset, resolve as resolve_call, split_call},
+    template::{CallData, Template, looks_templated},
+};
+
+use super::{
+    CallKind, GrpcTarget, HttpTarget, Target,
+    payload::{Payload, Templated},
+};
+use crate::plan::{DataSource, Plan, SchemaSource};
+
+/// Why a target could not be built. Each variant's message is its source's, unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// Flags that do not fit the target (the message names the flag).
+    #[error("{0}")]
+    Invalid(String),
+    /// The schema could not be loaded, or has no such method.
+    #[error(transparent)]
+    Schema(#[from] volley_proto::SchemaError),
+    /// The request data does not fit the method's input.
+    #[error(transparent)]
+    Data(#[from] volley_proto::message::DataError),
+    /// TLS files that could not be used.
+    #[error(transparent)]
+    Tls(#[from] volley_client::tls::TlsSetupError),
+    /// The server could not be reached for reflection.
+    #[error(transparent)]
+    Connect(#[from] volley_client::connection::ConnectError),
+    /// Reflection failed.
+    #[error(transparent)]
+    Reflect(#[from] volley_client::reflect::ReflectError),
+}
+
+macro_rules! invalid {
+    ($($t:tt)*) => {
+        TargetError::Invalid(format!($($t)*))
+    };
+}
+
+macro_rules! fail {
+    ($($t:tt)*) => {
+        return Err(invalid!($($t)*))
+    };
+}
+
+/// The gRPC target of a plan, calling `host`.
+pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
+    let endpoint = endpoint(plan, host)?;
+    let pool = schema(plan, &endpoint).await?;
+    let method = resolve_call(&pool, &plan.call)?;
+    let desc = &method.descriptor;
+    let scheme = if plan.insecure { "http" } else { "https" };
+    let base = CallData {
+        fully_qualified_name: desc.full_name().to_owned(),
+        method_name: desc.name().to_owned(),
+        service_name: desc.parent_service().full_name().to_owned(),
+        input_name: desc.input().full_name().to_owned(),
+        output_name: desc.output().full_name().to_owned(),
+        is_client_streaming: desc.is_client_streaming(),
+        is_server_streaming: desc.is_server_streaming(),
+        ..CallData::default()
+    };
+    let payload = payload(plan, desc, &base)?;
+    if let Payload::Static(frames) = &payload {
+        if let Some(f) = frames.iter().find(|f| f.len() - 5 > plan.max_send) {
+            fail!(
+                "--max-send-message-size: the request message is {} bytes, over the limit of {}",
+                f.len() - 5,
+                plan.max_send
+            );
+        }
+    }
+    let metadata = metadata(plan.metadata.as_deref(), &base, "-m")?;
+    let mut head = CallHead::new(
+        scheme,
+        &endpoint.authority,
+        &method.path,
+        &metadata,
+        plan.run.timeout,
+        plan.gzip,
+    )
+    .map_err(TargetError::Invalid)?;
+    head.max_recv = plan.max_recv;
+    Ok(Target::Grpc(GrpcTarget {
+        endpoint,
+        head,
+        kind: CallKind::of(desc.is_client_streaming(), desc.is_server_streaming()),
+        payload,
+        worker_prefix: if plan.run.name.is_empty() {
+            String::new()
+        } else {
+            format!("{}:", plan.run.name)
+        },
+    }))
+}
+
+/// The target of `volley bench http(s)://host:port/path`: one prepared HTTP request.
+pub fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| invalid!("invalid URL {url:?}: {e}"))?;
+    let https = uri.scheme_str() == Some("https");
+    let host = uri
+        .host()
+        .ok_or_else(|| invalid!("invalid URL {url:?}: no host"))?;
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let hostport = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut ep = Endpoint::new(Addr::parse(&hostport).map_err(TargetError::Invalid)?)
+        .map_err(TargetError::Invalid)?;
+    if https {
+        let mut cfg = (*client_config(&tls_options(plan))?).clone();
+        cfg.alpn_protocols = vec![if plan.http2 {
+            b"h2".to_vec()
+        } else {
+            b"http/1.1".to_vec()
+        }];
+        ep = ep.tls(Arc::new(cfg));
+    }
+    ep.authority = uri.authority().map(|a| a.to_string()).unwrap_or(hostport);
+    ep.connect_timeout = plan.connect_timeout;
+    let body = match &plan.data {
+        DataSource::Json(t) => bytes::Bytes::from(t.clone()),
+        DataSource::Binary(b) => bytes::Bytes::from(b.clone()),
+        DataSource::Empty => bytes::Bytes::new(),
+    };
+    let method = match &plan.method {
+        Some(m) => http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+            .map_err(|_| invalid!("--method: invalid method {m:?}"))?,
+        None if body.is_empty() => http::Method::GET,
+        None => http::Method::POST,
+    };
+    let mut headers = http::HeaderMap::new();
+    for h in &plan.headers {
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| invalid!("-H {h:?}: expected 'Name: value'"))?;
+        headers.append(
+            HeaderName::from_bytes(k.trim().as_bytes())
+                .map_err(|_| invalid!("-H {h:?}: invalid header name"))?,
+            HeaderValue::from_str(v.trim())
+                .map_err(|_| invalid!("-H {h:?}: invalid header value"))?,
+        );
+    }
+    if !plan.http2 && !headers.contains_key(http::header::HOST) {
+        headers.insert(
+            http::header::HOST,
+            HeaderValue::from_str(&ep.authority)
+                .map_err(|_| invalid!("invalid authority {:?}", ep.authority))?,
+        );
+    }
+    Ok(Target::Http(HttpTarget {
+        endpoint: ep,
+        method,
+        uri,
+        headers,
+        body,
+        http2: plan.http2,
+    }))
+}
+
+/// The TLS flags of a plan.
+fn tls_options(plan: &Plan) -> TlsOptions {
+    TlsOptions {
+        ca: plan.cacert.clone(),
+        cert: plan.cert.clone(),
+        key: plan.key.clone(),
+        skip_verify: plan.skip_tls,
+    }
+}
+
+fn endpoint(plan: &Plan, host: &str) -> Result<Endpoint, TargetError> {
+    let addr = Addr::parse(host).map_err(TargetError::Invalid)?;
+    let mut ep = Endpoint::new(addr).map_err(TargetError::Invalid)?;
+    if !plan.insecure {
+        let cfg = client_config(&tls_options(plan))?;
+        ep = ep.tls(cfg);
+    }
+    if let Some(n) = &plan.cname {
+        ep = ep.server_name(n).map_err(TargetError::Invalid)?;
+    }
+    if let Some(a) = &plan.authority {
+        ep.authority = a.clone();
+    }
+    ep.connect_timeout = plan.connect_timeout;
+    ep.keepalive = plan.keepalive;
+    Ok(ep)
+}
+
+async fn schema(plan: &Plan, ep: &Endpoint) -> Result<DescriptorPool, TargetError> {
+    Ok(match &plan.schema {
+        SchemaSource::Proto(file, imports) => compile_proto(file, imports)?,
+        SchemaSource::Protoset(file) => load_protoset(file)?,
+        SchemaSource::Reflection => {
+            let (service, _) = split_call(&plan.call)?;
+            let conn = Connection::connect(ep).await?;
+            let md = metadata(
+                plan.reflect_metadata.as_deref(),
+                &CallData::default(),
+                "--reflect-metadata",
+            )?;
+            let scheme = if plan.insecure { "http" } else { "https" };
+            fetch_pool(&conn, scheme, &ep.authority, service, &md).await?
+        }
+    })
+}
+
+fn payload(
+    plan: &Plan,
+    desc: &prost_reflect::MethodDescriptor,
+    base: &CallData,
+) -> Result<Payload, TargetError> {
+    let input = desc.input();
+    Ok(match &plan.data {
+        DataSource::Empty => {
+            Payload::from_messages(&encode_all(&from_json(&input, "{}")?), plan.gzip)
+        }
+        DataSource::Binary(b) => Payload::from_messages(&from_binary(&input, b)?, plan.gzip),
+        DataSource::Json(text) if !plan.no_templates && looks_templated(text) => {
+            let template = Template::parse_with(text, !plan.no_template_functions)
+                .map_err(|e| invalid!("-d: {e}"))?;
+            // Render once now, so that data that cannot fit fails before any load.
+            let mut sample = String::new();
+            template
+                .render(base, &mut sample)
+                .map_err(|e| invalid!("-d: {e}"))?;
+            from_json(&input, &sample).map_err(|e| invalid!("-d (rendered): {e}"))?;
+            Payload::Templated(Arc::new(Templated {
+                template,
+                input,
+                base: base.clone(),
+                gzip: plan.gzip,
+            }))
+        }
+        DataSource::Json(text) => {
+            let msgs = from_json(&input, text).map_err(|e| invalid!("-d: {e}"))?;
+            if msgs.is_empty() {
+                fail!("-d: an empty array sends nothing");
+            }
+            Payload::from_messages(&encode_all(&msgs), plan.gzip)
+        }
+    })
+}
+
+/// Parses a JSON object of metadata; templates are rendered once per run.
+fn metadata(
+    text: Option<&str>,
+    base: &CallData,
+    flag: &str,
+) -> Result<Vec<(HeaderName, HeaderValue)>, TargetError> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    let rendered = if looks_templated(text) {
+        let t = Template::parse(text).map_err(|e| invalid!("{flag}: {e}"))?;
+        let mut out = String::new();
+        t.render(base, &mut out)
+            .map_err(|e| invalid!("{flag}: {e}"))?;
+        out
+    } else {
+        text.to_owned()
+    };
+    let v: Value =
+        serde_json::from_str(&rendered).map_err(|e| invalid!("{flag}: invalid JSON: {e}"))?;
+    let Value::Object(map) = v else {
+        fail!("{flag}: metadata must be a JSON object of strings");
+    };
+    let mut out = Vec::new();
+    for (k, v) in map {
+        let key = HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes())
+            .map_err(|_| invalid!("{flag}: invalid metadata key {k:?}"))?;
+        let values: Vec<String> = match v {
+            Value::String(s) => vec![s],
+            Value::Array(a) => a
+                .into_iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| x.to_string())
+                })
+                .collect(),
+            other => vec![other.to_string()],
+        };
+        for s in values {
+            let val = HeaderValue::from_str(&s)
+                .map_err(|_| invalid!("{flag}: invalid value for metadata key {k:?}"))?;
+            out.push((key.clone(), val));
+        }
+    }
+    Ok(out)
+}
