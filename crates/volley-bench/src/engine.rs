@@ -41,6 +41,10 @@ pub struct Outcome {
     pub rate_not_kept: bool,
     /// Worker threads were busy for more than 90% of the run: the generator may have been the limit.
     pub generator_saturated: bool,
+    /// Time to dial every connection, before the run started.
+    pub connect: Duration,
+    /// CPU time (user + system) of the worker threads during the run.
+    pub cpu: Duration,
 }
 
 /// Why a run could not happen.
@@ -118,6 +122,7 @@ pub fn run(
         busy_ns: AtomicU64::new(0),
         lag_ns: AtomicU64::new(0),
     });
+    let dialling = Instant::now();
     let connected = Arc::new(Barrier::new(threads + 1));
     let go = Arc::new(Barrier::new(threads + 1));
     let mut handles = Vec::new();
@@ -145,6 +150,7 @@ pub fn run(
     }
     connected.wait();
     let start = Instant::now();
+    let connect = start - dialling;
     let started_unix_nano = now_unix_nanos();
     let _ = shared.start.set((start, started_unix_nano));
     go.wait();
@@ -188,6 +194,8 @@ pub fn run(
         started_unix_nano,
         rate_not_kept: opts.rate.is_some() && lag > total / 10,
         generator_saturated: busy.as_secs_f64() > 0.9 * total.as_secs_f64() * threads as f64,
+        connect,
+        cpu: busy,
     })
 }
 

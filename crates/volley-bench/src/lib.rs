@@ -22,4 +22,7 @@ pub mod target;
 pub use engine::{BenchError, Control, Outcome, cpu_time, run};
 pub use plan::{DurationStop, EndReason, Format, Plan, PlanError, RunOptions, StreamOptions};
 pub use report::{Report, ReportOptions};
-pub use target::{CallKind, GrpcTarget, HttpTarget, Target, build::TargetError};
+pub use target::{
+    CallKind, CustomCall, CustomFuture, CustomTarget, GrpcTarget, HttpTarget, Target,
+    build::TargetError,
+};

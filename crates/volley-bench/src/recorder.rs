@@ -61,6 +61,9 @@ pub struct Recorder {
     pub first_message: Histogram<u64>,
     /// Per-message round trip on streams where replies match requests in order.
     pub message_latency: Histogram<u64>,
+    /// A figure a custom target records itself, per call or per message (`volley orders`: the
+    /// time from the client's send to the server's stamp).
+    pub probe: Histogram<u64>,
     /// Bytes received.
     pub bytes: u64,
     /// Calls finished in each second of the run, one row per thread (wrk's Req/Sec samples).
@@ -87,6 +90,7 @@ impl Recorder {
             messages_received: 0,
             first_message: histogram(),
             message_latency: histogram(),
+            probe: histogram(),
             bytes: 0,
             timelines: vec![Vec::new()],
         }
@@ -162,6 +166,7 @@ impl Recorder {
         let _ = self.service.add(&other.service);
         let _ = self.first_message.add(&other.first_message);
         let _ = self.message_latency.add(&other.message_latency);
+        let _ = self.probe.add(&other.probe);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.count += other.count;

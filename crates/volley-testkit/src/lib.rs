@@ -1,13 +1,17 @@
 //! Test support shared by volley's crates: [`RawClient`] speaks gRPC on the h2 crate with full
-//! control of headers and bytes (for protocol tests), [`VolleyProcess`] runs the real binary on a
-//! free port, [`tool`] finds the third-party peers (grpcurl, ghz) the test script installed, and [`fuzz`]
-//! holds the fuzz targets' bodies.
+//! control of headers and bytes (for protocol tests), [`Volley`] and [`VolleyProcess`] run the
+//! real binary on a free port, [`tool`] finds the third-party peers (grpcurl, ghz) the test script
+//! installed, [`report_shape`] reads ghz's report layouts (to compare volley's with ghz's, live
+//! or from the golden files), and [`fuzz`] holds the fuzz targets' bodies.
 
+mod cli;
 pub mod fuzz;
 mod process;
 mod raw;
+pub mod report_shape;
 mod tools;
 
+pub use cli::{Volley, workspace, workspace_file};
 pub use process::{VolleyProcess, fails_in_one_line, ok_stdout, rss_kib};
 pub use raw::{RawClient, RawReply, frame, read_reply};
 pub use tools::tool;

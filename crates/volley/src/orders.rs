@@ -5,11 +5,15 @@
 //! matched in order. Per order: client-to-server time (the two clocks: same host or namespaces
 //! on one host share a clock) and round trip. Plaintext, or TLS with `--cacert`.
 //!
+//! The clients run on the bench engine (`volley_bench::run`, a [`CustomTarget`]): it dials,
+//! schedules, times and records; the calls here send the orders and read the replies' stamps.
+//!
 //! Without `--addr` it starts its own `volley serve` process (TLS with a certificate generated
 //! for the run with `--tls`; in a network namespace, the clients in another, with `--netns`) and
 //! adds the server's CPU time to the report.
 
 use std::{
+    cell::RefCell,
     process::{Command, Stdio},
     sync::Arc,
     time::{Duration, Instant, SystemTime},
@@ -21,10 +25,14 @@ use hdrhistogram::Histogram;
 use prost::Message;
 use prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Barrier;
+use volley_bench::{
+    Control, CustomCall, CustomFuture, CustomTarget, DurationStop, RunOptions, StreamOptions,
+    Target, plan::schedule::Ramp, recorder::Recorder,
+};
 use volley_client::{
-    CallHead, Connection, Endpoint, Target,
+    CallHead, Connection, Endpoint, Strategy,
     call::{attempt_with, transport_status},
+    endpoint::Target as Addr,
     tls::{TlsOptions, client_config},
 };
 use volley_services::pb::orders::{Order, OrderReply};
@@ -90,29 +98,16 @@ impl Quantiles {
     }
 }
 
-/// Per-client recordings.
-struct Recorded {
-    c2s: Histogram<u64>,
-    rtt: Histogram<u64>,
-}
-
-impl Recorded {
-    fn new() -> Recorded {
-        let h = || Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-        Recorded { c2s: h(), rtt: h() }
-    }
-
-    fn record(&mut self, sent_wall: SystemTime, sent: Instant, reply: &OrderReply) {
-        let rtt = sent.elapsed().as_nanos() as u64;
-        self.rtt.saturating_record(rtt.max(1));
-        if let Some(at) = &reply.response_time {
-            let server = SystemTime::UNIX_EPOCH
-                + Duration::new(at.seconds.max(0) as u64, at.nanos.max(0) as u32);
-            let c2s = server
-                .duration_since(sent_wall)
-                .map_or(0, |d| d.as_nanos() as u64);
-            self.c2s.saturating_record(c2s.max(1));
-        }
+/// Records an order's client-to-server time (server `responseTime` - client `requestTime`) as
+/// the run's probe figure.
+fn record_c2s(rec: &RefCell<Recorder>, sent_wall: SystemTime, reply: &OrderReply) {
+    if let Some(at) = &reply.response_time {
+        let server = SystemTime::UNIX_EPOCH
+            + Duration::new(at.seconds.max(0) as u64, at.nanos.max(0) as u32);
+        let c2s = server
+            .duration_since(sent_wall)
+            .map_or(0, |d| d.as_nanos() as u64);
+        rec.borrow_mut().probe.saturating_record(c2s.max(1));
     }
 }
 
@@ -133,7 +128,7 @@ fn frame(o: &Order) -> Bytes {
 }
 
 fn endpoint(addr: &str, args: &OrdersArgs) -> Result<Endpoint> {
-    let target = Target::parse(addr).map_err(|e| anyhow!("--addr: {e}"))?;
+    let target = Addr::parse(addr).map_err(|e| anyhow!("--addr: {e}"))?;
     let mut ep = Endpoint::new(target).map_err(|e| anyhow!("--addr: {e}"))?;
     if let Some(ca) = &args.cacert {
         let opts = TlsOptions {
@@ -180,11 +175,79 @@ pub fn run(args: OrdersArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs the clients in this process against `addr`.
+/// Runs the clients in this process against `addr`, on the bench engine: one worker per client,
+/// each on its own connection; the engine dials, times and records, the calls below send orders.
 fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<OrdersReport> {
     let ep = endpoint(addr, args)?;
-    let (rt, _) = crate::runtime(args.cpus)?;
-    rt.block_on(study(args, ep, stream))
+    let tls = ep.tls.is_some();
+    let path = if stream {
+        "/orders.OrderService/AddOrder"
+    } else {
+        "/orders.OrderService/AddOrderUnary"
+    };
+    let scheme = if tls { "https" } else { "http" };
+    let head =
+        CallHead::new(scheme, &ep.authority, path, &[], None, false).map_err(|e| anyhow!(e))?;
+    let clients = args.clients;
+    let (total, call): (u64, Arc<dyn CustomCall>) = if stream {
+        let orders = StreamOrders {
+            head,
+            count: args.count,
+            clients: clients as u64,
+            window: args.window,
+        };
+        (clients as u64, Arc::new(orders))
+    } else {
+        (args.count, Arc::new(UnaryOrder { head }))
+    };
+    let opts = RunOptions {
+        total,
+        duration: None,
+        max_duration: None,
+        duration_stop: DurationStop::Wait,
+        concurrency: Ramp::constant(clients as f64),
+        rate: None,
+        async_mode: false,
+        connections: clients,
+        strategy: Strategy::Pool(clients),
+        timeout: None,
+        cpus: args
+            .cpus
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+        skip_first: 0,
+        count_errors: false,
+        details_cap: 0,
+        stream: StreamOptions::default(),
+        name: String::new(),
+        progress: None,
+    };
+    let target = Arc::new(Target::Custom(CustomTarget { endpoint: ep, call }));
+    let out = volley_bench::run(&opts, target, Arc::new(Control::default()))?;
+    let rec = &out.recorder;
+    if let Some(error) = rec.errors.keys().next() {
+        bail!("{error}");
+    }
+    let (orders, round_trip) = if stream {
+        (rec.messages_received, &rec.message_latency)
+    } else {
+        (rec.count, &rec.latency)
+    };
+    let elapsed = out.total.as_secs_f64();
+    Ok(OrdersReport {
+        mode: if stream { "stream" } else { "unary" }.into(),
+        clients,
+        orders,
+        tls,
+        connect_seconds: out.connect.as_secs_f64(),
+        elapsed_seconds: elapsed,
+        orders_per_second: orders as f64 / elapsed,
+        client_to_server_us: Quantiles::of(&rec.probe),
+        round_trip_us: Quantiles::of(round_trip),
+        client_cpu_us_per_order: out.cpu.as_secs_f64() * 1e6 / orders.max(1) as f64,
+        server_cpu_us_per_order: None,
+        netem_delay_us: None,
+    })
 }
 
 /// Starts `volley serve` (in the server namespace with --netns), runs the clients (in the client
@@ -324,102 +387,57 @@ fn text(r: &OrdersReport) -> String {
     )
 }
 
-async fn study(args: &OrdersArgs, ep: Endpoint, stream: bool) -> Result<OrdersReport> {
-    let clients = args.clients;
-    let authority = ep.authority.clone();
-    let scheme = if ep.tls.is_some() { "https" } else { "http" };
-    let path = if stream {
-        "/orders.OrderService/AddOrder"
-    } else {
-        "/orders.OrderService/AddOrderUnary"
-    };
-    let head = Arc::new(
-        CallHead::new(scheme, &authority, path, &[], None, false).map_err(|e| anyhow!(e))?,
-    );
-    let ep = Arc::new(ep);
-    let connected = Arc::new(Barrier::new(clients + 1));
-    let go = Arc::new(Barrier::new(clients + 1));
-    let t0 = Instant::now();
-    let mut tasks = Vec::with_capacity(clients);
-    for c in 0..clients {
-        let share =
-            args.count / clients as u64 + u64::from((c as u64) < args.count % clients as u64);
-        let (ep, head, connected, go) = (ep.clone(), head.clone(), connected.clone(), go.clone());
-        let window = args.window;
-        tasks.push(tokio::spawn(async move {
-            let conn = Connection::connect(&ep).await;
-            connected.wait().await;
-            go.wait().await;
-            let conn = conn.map_err(|e| Status::unavailable(e.to_string()))?;
-            let mut rec = Recorded::new();
-            if stream {
-                stream_client(&conn, &head, share, window, &mut rec).await?;
-            } else {
-                unary_client(&conn, &head, share, &mut rec).await?;
-            }
-            Ok::<_, Status>(rec)
-        }));
-    }
-    connected.wait().await;
-    let connect_seconds = t0.elapsed().as_secs_f64();
-    let cpu0 = process_cpu();
-    let t1 = Instant::now();
-    go.wait().await;
-    let mut all = Recorded::new();
-    let mut first_error = None;
-    for t in tasks {
-        match t.await.map_err(|e| anyhow!("a client task failed: {e}"))? {
-            Ok(r) => {
-                all.c2s.add(&r.c2s).expect("same bounds");
-                all.rtt.add(&r.rtt).expect("same bounds");
-            }
-            Err(s) => {
-                first_error.get_or_insert(s);
-            }
-        }
-    }
-    let elapsed = t1.elapsed().as_secs_f64();
-    let cpu = process_cpu().saturating_sub(cpu0);
-    if let Some(s) = first_error {
-        bail!("{}", s.message());
-    }
-    let orders = all.rtt.len();
-    Ok(OrdersReport {
-        mode: if stream { "stream" } else { "unary" }.into(),
-        clients,
-        orders,
-        tls: ep.tls.is_some(),
-        connect_seconds,
-        elapsed_seconds: elapsed,
-        orders_per_second: orders as f64 / elapsed,
-        client_to_server_us: Quantiles::of(&all.c2s),
-        round_trip_us: Quantiles::of(&all.rtt),
-        client_cpu_us_per_order: cpu.as_secs_f64() * 1e6 / orders.max(1) as f64,
-        server_cpu_us_per_order: None,
-        netem_delay_us: None,
-    })
+/// `--mode unary`: call number `i` is one order, answered before the worker sends the next.
+struct UnaryOrder {
+    head: CallHead,
 }
 
-/// One call per order, each waiting for its reply.
-async fn unary_client(
-    conn: &Connection,
-    head: &CallHead,
-    share: u64,
-    rec: &mut Recorded,
-) -> Result<(), Status> {
-    let mut kept = BytesMut::new();
-    for i in 0..share {
-        let (o, wall, sent) = order(i);
-        kept.clear();
-        attempt_with(conn.sender(), head, frame(&o), Some(&mut kept))
-            .await
-            .map_err(|f| f.status)?;
-        let msg = volley_wire::codec::first_message(&kept.split().freeze())
-            .ok_or_else(|| Status::internal("no reply message"))?;
-        let reply = OrderReply::decode(msg).map_err(|e| Status::internal(e.to_string()))?;
-        rec.record(wall, sent, &reply);
+impl CustomCall for UnaryOrder {
+    fn call<'a>(
+        &'a self,
+        conn: &'a Connection,
+        i: u64,
+        rec: &'a RefCell<Recorder>,
+    ) -> CustomFuture<'a> {
+        Box::pin(async move {
+            let (o, wall, _) = order(i);
+            let mut kept = BytesMut::new();
+            attempt_with(conn.sender(), &self.head, frame(&o), Some(&mut kept))
+                .await
+                .map_err(|f| f.status)?;
+            let msg = volley_wire::codec::first_message(&kept.freeze())
+                .ok_or_else(|| Status::internal("no reply message"))?;
+            let len = msg.len();
+            let reply = OrderReply::decode(msg).map_err(|e| Status::internal(e.to_string()))?;
+            record_c2s(rec, wall, &reply);
+            Ok(len)
+        })
     }
-    Ok(())
+}
+
+/// `--mode stream`: call number `i` is client `i`'s bidi stream, carrying its share of the
+/// orders.
+struct StreamOrders {
+    head: CallHead,
+    count: u64,
+    clients: u64,
+    window: usize,
+}
+
+impl CustomCall for StreamOrders {
+    fn call<'a>(
+        &'a self,
+        conn: &'a Connection,
+        i: u64,
+        rec: &'a RefCell<Recorder>,
+    ) -> CustomFuture<'a> {
+        let share = self.count / self.clients + u64::from(i < self.count % self.clients);
+        Box::pin(async move {
+            stream_client(conn, &self.head, share, self.window, rec)
+                .await
+                .map(|()| 0)
+        })
+    }
 }
 
 /// One bidi stream: orders pipelined up to `window` unanswered, replies matched in order.
@@ -428,7 +446,7 @@ async fn stream_client(
     head: &CallHead,
     share: u64,
     window: usize,
-    rec: &mut Recorded,
+    rec: &RefCell<Recorder>,
 ) -> Result<(), Status> {
     let mut send = conn
         .sender()
@@ -441,6 +459,7 @@ async fn stream_client(
         .map_err(|e| transport_status(&e))?;
     let mut pending = std::collections::VecDeque::with_capacity(window);
     let mut sent = 0u64;
+    let mut answered = 0u64;
     let mut fill = |pending: &mut std::collections::VecDeque<(SystemTime, Instant)>,
                     out: &mut h2::SendStream<Bytes>|
      -> Result<(), Status> {
@@ -450,6 +469,7 @@ async fn stream_client(
                 .map_err(|e| transport_status(&e))?;
             pending.push_back((wall, at));
             sent += 1;
+            rec.borrow_mut().messages_sent += 1;
         }
         if sent == share {
             out.send_data(Bytes::new(), true)
@@ -474,7 +494,14 @@ async fn stream_client(
             let (wall, at) = pending
                 .pop_front()
                 .ok_or_else(|| Status::internal("a reply with no order"))?;
-            rec.record(wall, at, &reply);
+            {
+                let mut r = rec.borrow_mut();
+                let rtt = at.elapsed().as_nanos() as u64;
+                r.message_latency.saturating_record(rtt.max(1));
+                r.messages_received += 1;
+            }
+            record_c2s(rec, wall, &reply);
+            answered += 1;
         }
         fill(&mut pending, &mut out)?;
     }
@@ -484,16 +511,10 @@ async fn stream_client(
         Some(s) => return Err(s),
         None => return Err(Status::internal("the stream ended without a status")),
     }
-    if !pending.is_empty() || rec.rtt.len() != share {
+    if !pending.is_empty() || answered != share {
         return Err(Status::internal(format!(
-            "{} of {share} orders answered",
-            rec.rtt.len()
+            "{answered} of {share} orders answered"
         )));
     }
     Ok(())
-}
-
-/// This process's CPU time (user + system).
-fn process_cpu() -> Duration {
-    volley_bench::cpu_time("/proc/self/stat")
 }

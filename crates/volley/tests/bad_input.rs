@@ -5,23 +5,16 @@
 use std::{
     io::{Read, Write},
     net::TcpStream,
-    path::{Path, PathBuf},
     process::Command,
     time::Duration,
 };
 
 use bytes::Bytes;
 use volley_services::pb::api::GetUserRequest;
-use volley_testkit::{RawClient, VolleyProcess, frame};
+use volley_testkit::{RawClient, Volley, VolleyProcess, frame, volley, workspace};
 use volley_wire::{Code, compression::Encoding};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+const VOLLEY: Volley = volley!();
 
 /// A command line, run in the case directory, and the one line it must print (exit non-zero).
 /// `{plain}`/`{tls}` stand for the two servers' addresses, `{users}` for users.proto.
@@ -322,10 +315,10 @@ async fn every_bad_input_gets_its_exact_error() {
     )
     .unwrap();
     std::fs::write(dir.join("garbage.pem"), "garbage\n").unwrap();
-    let plain = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
+    let plain = VOLLEY.serve(&[]);
     let tls_dir = dir.join("tls");
     let tls = VolleyProcess::start(
-        bin(),
+        VOLLEY.bin(),
         &[
             "serve",
             "--addr",
@@ -348,7 +341,7 @@ async fn every_bad_input_gets_its_exact_error() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (name, line, want) in CLI {
-        let out = Command::new(bin())
+        let out = Command::new(VOLLEY.bin())
             .args(words(&fill(line)))
             .current_dir(&dir)
             .output()

@@ -9,15 +9,13 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_testkit::{VolleyProcess, ok_stdout as ok, tool};
+use volley_testkit::{
+    Volley, ok_stdout as ok,
+    report_shape::{FORMATS, assert_same_layout, assert_valid_report, parse_summary},
+    tool, volley, workspace,
+};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+const VOLLEY: Volley = volley!();
 
 fn users_proto() -> String {
     workspace()
@@ -26,10 +24,12 @@ fn users_proto() -> String {
         .to_string()
 }
 
-fn serve(extra: &[&str]) -> VolleyProcess {
-    let mut args = vec!["serve", "--addr", "127.0.0.1:0", "--threads", "1"];
-    args.extend_from_slice(extra);
-    VolleyProcess::start(bin(), &args)
+/// ghz's usual preamble for `api.Users.Get` on a plaintext server (`proto` is users.proto),
+/// followed by `rest`.
+fn users_get<'a>(proto: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--insecure", "--proto", proto, "--call", "api.Users.Get"];
+    args.extend_from_slice(rest);
+    args
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -37,7 +37,7 @@ fn run(cmd: &mut Command) -> Output {
 }
 
 fn volley_bench(args: &[&str]) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = Command::new(VOLLEY.bin());
     c.arg("bench").args(args);
     c
 }
@@ -48,259 +48,48 @@ fn ghz(args: &[&str]) -> Command {
     c
 }
 
-/// The parser a ghz user would point at a summary: every labelled figure, the histogram rows,
-/// the percentiles, and the status rows. Panics on anything that is not ghz's layout.
-#[derive(Debug, PartialEq)]
-struct Summary {
-    labels: Vec<String>,
-    count: u64,
-    histogram_rows: usize,
-    percentiles: Vec<u32>,
-    statuses: Vec<(String, u64)>,
-    errors: usize,
-}
-
-fn parse_summary(s: &str) -> Summary {
-    let mut lines = s.lines();
-    assert_eq!(lines.next(), Some(""), "leading blank line");
-    assert_eq!(lines.next(), Some("Summary:"));
-    let mut labels = Vec::new();
-    let mut count = 0;
-    for l in lines.by_ref() {
-        if l.is_empty() {
-            break;
-        }
-        let (label, value) = l.trim_start().split_once(":\t").expect("label:\\tvalue");
-        if label == "Count" {
-            count = value.parse().unwrap();
-        }
-        labels.push(label.to_string());
-    }
-    assert_eq!(lines.next(), Some("Response time histogram:"));
-    let mut histogram_rows = 0;
-    for l in lines.by_ref() {
-        if l.is_empty() {
-            break;
-        }
-        let (mark, rest) = l.trim_start().split_once(' ').unwrap();
-        mark.parse::<f64>().unwrap();
-        assert!(rest.trim_start().starts_with('['), "{l}");
-        assert!(rest.contains(" |"), "{l}");
-        histogram_rows += 1;
-    }
-    assert_eq!(lines.next(), Some("Latency distribution:"));
-    let mut percentiles = Vec::new();
-    for l in lines.by_ref() {
-        if l.is_empty() {
-            break;
-        }
-        assert!(l.ends_with(' '), "trailing space: {l:?}");
-        let (p, _) = l.trim().split_once(" % in ").expect("NN % in X");
-        percentiles.push(p.parse().unwrap());
-    }
-    assert_eq!(lines.next(), Some("Status code distribution:"));
-    let mut statuses = Vec::new();
-    for l in lines.by_ref() {
-        if l.is_empty() {
-            break;
-        }
-        let l = l.trim();
-        let (code, rest) = l.trim_start_matches('[').split_once(']').unwrap();
-        let n = rest.trim().trim_end_matches(" responses").parse().unwrap();
-        statuses.push((code.to_string(), n));
-    }
-    let mut errors = 0;
-    if lines.next() == Some("Error distribution:") {
-        for l in lines.by_ref() {
-            if l.is_empty() {
-                break;
-            }
-            errors += 1;
-        }
-    }
-    Summary {
-        labels,
-        count,
-        histogram_rows,
-        percentiles,
-        statuses,
-        errors,
-    }
-}
-
-/// The summary with every number and bar blanked: what must match ghz byte for byte.
-fn shape(s: &str) -> String {
-    let mut out = String::new();
-    let mut prev_digit = false;
-    for ch in s.chars() {
-        match ch {
-            '0'..='9' | '.' if prev_digit || ch != '.' => {
-                if !prev_digit {
-                    out.push('N');
-                }
-                prev_digit = true;
-            }
-            '∎' => {}
-            _ => {
-                prev_digit = false;
-                out.push(ch);
-            }
-        }
-    }
-    // Column padding depends on the numbers' widths.
-    out.split('\n')
-        .map(|l| {
-            l.split_whitespace().collect::<Vec<_>>().join(" ")
-                + if l.ends_with(' ') { "␠" } else { "" }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn json_keys(v: &Value, path: &str, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let p = format!("{path}/{k}");
-                out.push(p.clone());
-                json_keys(x, &p, out);
-            }
-        }
-        Value::Array(a) => {
-            if let Some(x) = a.first() {
-                json_keys(x, &format!("{path}[]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 #[test]
 fn reports_match_ghz_structure_format_by_format() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
-    let common = [
-        "--insecure",
-        "--proto",
+    let common = users_get(
         &proto,
-        "--call",
-        "api.Users.Get",
-        "-d",
-        r#"{"id":228}"#,
-        "-c2",
-        "-n6",
-        "--name",
-        "My Run",
-        "--tags",
-        r#"{"env":"ci"}"#,
-    ];
+        &[
+            "-d",
+            r#"{"id":228}"#,
+            "-c2",
+            "-n6",
+            "--name",
+            "My Run",
+            "--tags",
+            r#"{"env":"ci"}"#,
+        ],
+    );
     let both = |format: &str| {
         let mut args: Vec<&str> = common.to_vec();
         args.extend(["-O", format, &addr]);
         (ok(&mut ghz(&args)), ok(&mut volley_bench(&args)))
     };
-
-    let (g, v) = both("summary");
-    assert_eq!(
-        shape(&g),
-        shape(&v),
-        "summary layout\nghz:\n{g}\nvolley:\n{v}"
-    );
-    let (gs, vs) = (parse_summary(&g), parse_summary(&v));
-    assert_eq!(gs, vs);
-    assert_eq!(vs.count, 6);
-    assert_eq!(vs.statuses, [("OK".to_string(), 6)]);
-
-    let (g, v) = both("csv");
-    let (gl, vl): (Vec<_>, Vec<_>) = (g.lines().collect(), v.lines().collect());
-    assert_eq!(gl.len(), vl.len());
-    assert_eq!(gl[..2], vl[..2], "blank line and header");
-    for row in &vl[2..] {
-        let f: Vec<_> = row.split(',').collect();
-        assert_eq!(f.len(), 3, "{row}");
-        f[0].parse::<f64>().unwrap();
-        assert_eq!((f[1], f[2]), ("OK", ""));
-    }
-    assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
-
-    for format in ["json", "pretty"] {
+    for format in FORMATS {
         let (g, v) = both(format);
-        let (gj, vj): (Value, Value) = (
-            serde_json::from_str(&g).unwrap(),
-            serde_json::from_str(&v).unwrap(),
-        );
-        let (mut gk, mut vk) = (Vec::new(), Vec::new());
-        json_keys(&gj, "", &mut gk);
-        json_keys(&vj, "", &mut vk);
-        let missing: Vec<_> = gk.iter().filter(|k| !vk.contains(k)).collect();
-        assert!(missing.is_empty(), "{format}: volley lacks {missing:?}");
-        let extra: Vec<_> = vk
-            .iter()
-            .filter(|k| !gk.contains(k) && !k.starts_with("/volley"))
-            .collect();
-        assert!(
-            extra.is_empty(),
-            "{format}: volley adds {extra:?} outside /volley"
-        );
-        assert_eq!(gj["options"], vj["options"], "{format}: options block");
-        assert_eq!(vj["details"].as_array().unwrap().len(), 6);
-        assert_eq!(vj["histogram"].as_array().unwrap().len(), 11);
-        assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
-        assert_eq!(
-            g.contains("\n  "),
-            v.contains("\n  "),
-            "{format}: indentation"
-        );
+        assert_same_layout(format, &g, &v);
+        match format {
+            "summary" => {
+                let vs = parse_summary(&v);
+                assert_eq!(vs.count, 6);
+                assert_eq!(vs.statuses, [("OK".to_string(), 6)]);
+            }
+            "json" | "pretty" => {
+                let vj: Value = serde_json::from_str(&v).unwrap();
+                assert_valid_report(&vj);
+                assert_valid_report(&serde_json::from_str(&g).unwrap());
+                assert_eq!(vj["details"].as_array().unwrap().len(), 6);
+                assert_eq!(vj["histogram"].as_array().unwrap().len(), 11);
+            }
+            _ => {}
+        }
     }
-
-    let keys = |line: &str| -> (Vec<String>, Vec<String>) {
-        let mut parts = line.splitn(3, ' ');
-        let tags = parts.next().unwrap();
-        let fields = parts.next().unwrap();
-        let names = |s: &str| -> Vec<String> {
-            s.split(',')
-                .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string()))
-                .collect()
-        };
-        (names(tags), names(fields))
-    };
-    let (g, v) = both("influx-summary");
-    assert_eq!(keys(&g), keys(&v));
-    assert_eq!(g.ends_with('\n'), v.ends_with('\n'));
-    let (g, v) = both("influx-details");
-    assert_eq!(g.lines().count(), v.lines().count());
-    assert_eq!(
-        keys(g.lines().next().unwrap()),
-        keys(v.lines().next().unwrap())
-    );
-
-    let (g, v) = both("prometheus");
-    let series = |s: &str| -> Vec<String> {
-        s.lines()
-            .map(|l| {
-                l.split('{')
-                    .next()
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
-    };
-    assert_eq!(series(&g), series(&v));
-    let label_names = |s: &str| -> Vec<String> {
-        let first = s.lines().nth(1).unwrap();
-        let inner = first.split('{').nth(1).unwrap().split('}').next().unwrap();
-        let mut names: Vec<String> = inner
-            .split("\",")
-            .map(|kv| kv.split('=').next().unwrap().to_string())
-            .collect();
-        names.sort();
-        names
-    };
-    assert_eq!(label_names(&g), label_names(&v));
 }
 
 /// Lays out a seed's files (proto paths as the seed wrote them) in a temp dir.
@@ -320,7 +109,7 @@ fn seed(dir: &Path, cmd: &str, seed_host: &str, host: &str, expect: Option<u64>)
     let line = cmd.replace(seed_host, host);
     let mut argv = shell_words(&line);
     assert_eq!(argv.remove(0), "ghz");
-    let out = ok(Command::new(bin())
+    let out = ok(Command::new(VOLLEY.bin())
         .arg("bench")
         .args(&argv)
         .current_dir(dir));
@@ -365,7 +154,7 @@ fn shell_words(s: &str) -> Vec<String> {
 
 #[test]
 fn seed_ghz_commands_run_verbatim() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let host = p.addr().to_string();
     let d000 = seed_dir(
         "000",
@@ -415,10 +204,13 @@ fn seed_ghz_commands_run_verbatim() {
     }
 }
 
+/// A run's JSON report, checked against the report schema (`crates/volley-bench/schema`).
 fn json_run(args: &[&str]) -> Value {
     let mut a = args.to_vec();
     a.extend(["-O", "json"]);
-    serde_json::from_str(&ok(&mut volley_bench(&a))).unwrap()
+    let report = serde_json::from_str(&ok(&mut volley_bench(&a))).unwrap();
+    assert_valid_report(&report);
+    report
 }
 
 fn percentile(report: &Value, p: u64) -> u64 {
@@ -434,7 +226,7 @@ fn percentile(report: &Value, p: u64) -> u64 {
 
 #[test]
 fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let pid = p.pid().to_string();
     let proto = users_proto();
@@ -444,22 +236,20 @@ fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
         std::thread::sleep(Duration::from_millis(1000));
         Command::new("kill").args(["-CONT", &pid]).status().unwrap();
     });
-    let r = json_run(&[
-        "--insecure",
-        "--proto",
+    let r = json_run(&users_get(
         &proto,
-        "--call",
-        "api.Users.Get",
-        "-d",
-        r#"{"id":1}"#,
-        "-c",
-        "10",
-        "-r",
-        "200",
-        "-z",
-        "3s",
-        &addr,
-    ]);
+        &[
+            "-d",
+            r#"{"id":1}"#,
+            "-c",
+            "10",
+            "-r",
+            "200",
+            "-z",
+            "3s",
+            &addr,
+        ],
+    ));
     stall.join().unwrap();
     assert_eq!(r["statusCodeDistribution"]["OK"], r["count"]);
     // About a third of the calls were due while the server was stopped: from their intended send
@@ -485,7 +275,7 @@ fn a_server_stall_shows_in_the_percentiles_under_a_fixed_rate() {
 
 #[test]
 fn streaming_calls_report_message_figures() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let orders = workspace()
         .join("proto/orders/order.proto")
@@ -588,7 +378,7 @@ fn streaming_calls_report_message_figures() {
 
 #[test]
 fn config_files_and_the_embedded_default() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let dir = std::env::temp_dir().join(format!("volley-bench-cfg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("run.yaml");
@@ -627,7 +417,7 @@ fn config_files_and_the_embedded_default() {
 fn tls_works_and_mismatches_say_which_side_refused() {
     let dir = std::env::temp_dir().join(format!("volley-bench-tls-{}", std::process::id()));
     let dir_s = dir.to_str().unwrap();
-    let p = serve(&["--tls-self-signed", "--tls-dir", dir_s]);
+    let p = VOLLEY.serve(&["--threads", "1", "--tls-self-signed", "--tls-dir", dir_s]);
     let addr = p.addr().to_string();
     let ca = dir.join("ca.pem");
     let proto = users_proto();
@@ -685,7 +475,7 @@ fn one_line_error(cmd: &mut Command) -> String {
 
 #[test]
 fn bad_input_is_one_line_naming_the_problem() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
     let dir = std::env::temp_dir().join(format!("volley-bench-bad-{}", std::process::id()));
@@ -738,72 +528,21 @@ fn bad_input_is_one_line_naming_the_problem() {
             vec!["--insecure", "--proto", missing, "--call", "x.S/M", &addr],
             "nowhere/dep.proto",
         ),
+        (users_get(&proto, &["-d", r#"{"idd": 1}"#, &addr]), "idd"),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-d",
-                r#"{"idd": 1}"#,
-                &addr,
-            ],
-            "idd",
-        ),
-        (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-d",
-                r#"{"id": "x"}"#,
-                &addr,
-            ],
+            users_get(&proto, &["-d", r#"{"id": "x"}"#, &addr]),
             "api.GetUserRequest",
         ),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-c",
-                "0",
-                &addr,
-            ],
+            users_get(&proto, &["-c", "0", &addr]),
             "-c must be at least 1",
         ),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-c",
-                "2",
-                "--connections",
-                "5",
-                &addr,
-            ],
+            users_get(&proto, &["-c", "2", "--connections", "5", &addr]),
             "--connections (5) must not exceed -c (2)",
         ),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-d",
-                "{}",
-                "-b",
-                &addr,
-            ],
+            users_get(&proto, &["-d", "{}", "-b", &addr]),
             "only one of -d, -D, -b and -B",
         ),
         (
@@ -818,29 +557,11 @@ fn bad_input_is_one_line_naming_the_problem() {
             "cannot connect to",
         ),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "-x",
-                "soon",
-                &addr,
-            ],
+            users_get(&proto, &["-x", "soon", &addr]),
             "-x: invalid duration",
         ),
         (
-            vec![
-                "--insecure",
-                "--proto",
-                &proto,
-                "--call",
-                "api.Users.Get",
-                "--strategy",
-                "roundrobin",
-                &addr,
-            ],
+            users_get(&proto, &["--strategy", "roundrobin", &addr]),
             "--strategy: unknown strategy \"roundrobin\": use per-request, single, pool[:N] or expanding[:MAX]",
         ),
     ];
@@ -853,26 +574,24 @@ fn bad_input_is_one_line_naming_the_problem() {
 
 #[test]
 fn every_connection_strategy_runs() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
     for strategy in ["per-request", "single", "pool:3", "expanding:4"] {
-        let r = json_run(&[
-            "--insecure",
-            "--proto",
+        let r = json_run(&users_get(
             &proto,
-            "--call",
-            "api.Users.Get",
-            "-d",
-            "{\"id\": 7}",
-            "-n",
-            "60",
-            "-c",
-            "6",
-            "--strategy",
-            strategy,
-            &addr,
-        ]);
+            &[
+                "-d",
+                "{\"id\": 7}",
+                "-n",
+                "60",
+                "-c",
+                "6",
+                "--strategy",
+                strategy,
+                &addr,
+            ],
+        ));
         assert_eq!(r["count"], 60, "{strategy}: {r}");
         assert_eq!(r["statusCodeDistribution"]["OK"], 60, "{strategy}: {r}");
     }
@@ -880,7 +599,7 @@ fn every_connection_strategy_runs() {
 
 #[test]
 fn async_mode_and_schedules() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
     let base = [
@@ -954,22 +673,10 @@ fn async_mode_and_schedules() {
 
 #[test]
 fn gzip_binary_data_and_a_self_contained_html_report() {
-    let p = serve(&["--compress"]);
+    let p = VOLLEY.serve(&["--threads", "1", "--compress"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
-    let r = json_run(&[
-        "--insecure",
-        "--proto",
-        &proto,
-        "--call",
-        "api.Users.Get",
-        "-e",
-        "-n",
-        "50",
-        "-c",
-        "5",
-        &addr,
-    ]);
+    let r = json_run(&users_get(&proto, &["-e", "-n", "50", "-c", "5", &addr]));
     assert_eq!(r["statusCodeDistribution"]["OK"], 50);
     assert_eq!(r["options"]["enable-compression"], true);
 
@@ -977,40 +684,36 @@ fn gzip_binary_data_and_a_self_contained_html_report() {
     std::fs::create_dir_all(&dir).unwrap();
     let bin_file = dir.join("req.bin");
     std::fs::write(&bin_file, [0x08, 0xe4, 0x01]).unwrap(); // GetUserRequest{id: 228}
-    let r = json_run(&[
-        "--insecure",
-        "--proto",
+    let r = json_run(&users_get(
         &proto,
-        "--call",
-        "api.Users.Get",
-        "-B",
-        bin_file.to_str().unwrap(),
-        "-n",
-        "20",
-        "-c",
-        "2",
-        &addr,
-    ]);
+        &[
+            "-B",
+            bin_file.to_str().unwrap(),
+            "-n",
+            "20",
+            "-c",
+            "2",
+            &addr,
+        ],
+    ));
     assert_eq!(r["statusCodeDistribution"]["OK"], 20);
     assert_eq!(r["options"]["binary"], true);
 
     let html = dir.join("report.html");
-    ok(&mut volley_bench(&[
-        "--insecure",
-        "--proto",
+    ok(&mut volley_bench(&users_get(
         &proto,
-        "--call",
-        "api.Users.Get",
-        "-n",
-        "200",
-        "-c",
-        "10",
-        "-O",
-        "html",
-        "-o",
-        html.to_str().unwrap(),
-        &addr,
-    ]));
+        &[
+            "-n",
+            "200",
+            "-c",
+            "10",
+            "-O",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+            &addr,
+        ],
+    )));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(
@@ -1027,7 +730,7 @@ fn gzip_binary_data_and_a_self_contained_html_report() {
 
 #[test]
 fn message_limits_template_switches_and_debug_log() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let proto = users_proto();
     let base = [

@@ -6,7 +6,6 @@
 use std::{
     io::{Read, Write},
     net::TcpStream,
-    path::{Path, PathBuf},
     process::Command,
     time::{Duration, Instant},
 };
@@ -16,28 +15,15 @@ use volley_services::pb::{
     api::GetUserRequest,
     grpc::testing::{ResponseParameters, StreamingOutputCallRequest},
 };
-use volley_testkit::{RawClient, VolleyProcess, frame, ok_stdout, rss_kib, tool};
+use volley_testkit::{RawClient, Volley, frame, ok_stdout, rss_kib, tool, volley, workspace};
+
+const VOLLEY: Volley = volley!();
 
 /// The tests here load the machine and time calls: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-/// `volley serve` on a port chosen at run time, with these flags.
-fn serve(flags: &[&str]) -> VolleyProcess {
-    let mut args = vec!["serve", "--addr", "127.0.0.1:0"];
-    args.extend_from_slice(flags);
-    VolleyProcess::start(bin(), &args)
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// `n` sequential Users.Get calls on a fresh connection; returns the slowest.
@@ -79,7 +65,7 @@ fn closed_by_server(s: &mut &TcpStream, limit: Duration) -> bool {
 #[allow(clippy::await_holding_lock)]
 async fn silent_stalled_and_slow_peers_cannot_starve_others() {
     let _serial = serial();
-    let p = serve(&["--threads", "1", "--handshake-timeout", "1s"]);
+    let p = VOLLEY.serve(&["--threads", "1", "--handshake-timeout", "1s"]);
     let addr = p.addr();
     let rss_before = rss_kib(p.pid());
 
@@ -171,7 +157,7 @@ async fn silent_stalled_and_slow_peers_cannot_starve_others() {
 #[allow(clippy::await_holding_lock)]
 async fn rapid_reset_is_bounded() {
     let _serial = serial();
-    let p = serve(&["--threads", "1", "--delay", "50ms"]);
+    let p = VOLLEY.serve(&["--threads", "1", "--delay", "50ms"]);
     let addr = p.addr();
     let rss_before = rss_kib(p.pid());
     let attacker = RawClient::connect(addr).await.unwrap();
@@ -233,7 +219,7 @@ async fn rapid_reset_is_bounded() {
 }
 
 fn bench_json(args: &[&str]) -> serde_json::Value {
-    let mut cmd = Command::new(bin());
+    let mut cmd = Command::new(VOLLEY.bin());
     cmd.arg("bench").args(args).args(["-O", "json"]);
     serde_json::from_str(&ok_stdout(&mut cmd)).unwrap()
 }
@@ -243,7 +229,7 @@ fn bench_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn a_duration_run_ends_with_zero_errors() {
     let _serial = serial();
-    let p = serve(&["--delay", "20ms"]);
+    let p = VOLLEY.serve(&["--delay", "20ms"]);
     let addr = p.addr().to_string();
     let proto = workspace()
         .join("proto/grpc/hi.proto")
@@ -286,7 +272,7 @@ fn a_duration_run_ends_with_zero_errors() {
 
 /// Samples the server's RSS while `volley bench` holds 10,000 streams open over 100 connections.
 fn streams_soak(seconds: u64) -> (serde_json::Value, Vec<u64>) {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&[]);
     let addr = p.addr().to_string();
     let proto = workspace()
         .join("proto/grpc/testing/test.proto")

@@ -3,25 +3,22 @@
 //! returns; `volley bench` loads `/performance`; a bad strategy is a one-line CLI error.
 
 use std::{
-    path::Path,
     process::Command,
     time::{Duration, Instant},
 };
 
 use serde_json::Value;
-use volley_testkit::{VolleyProcess, ok_stdout, tool};
+use volley_testkit::{Volley, VolleyProcess, ok_stdout, tool, volley};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
+const VOLLEY: Volley = volley!();
 
 fn backend(addr: &str) -> VolleyProcess {
-    VolleyProcess::start(bin(), &["serve", "--addr", addr, "--threads", "1"])
+    VolleyProcess::start(VOLLEY.bin(), &["serve", "--addr", addr, "--threads", "1"])
 }
 
 fn gateway(backend: &str, strategy: &str) -> VolleyProcess {
     VolleyProcess::start(
-        bin(),
+        VOLLEY.bin(),
         &[
             "serve",
             "gateway",
@@ -61,7 +58,7 @@ fn every_strategy_answers_through_the_gateway() {
 
         // HTTP load through the gateway with volley bench: every call answered.
         let out = ok_stdout(
-            Command::new(bin()).args(["bench", "-c", "20", "-n", "400", "-O", "json", &url]),
+            Command::new(VOLLEY.bin()).args(["bench", "-c", "20", "-n", "400", "-O", "json", &url]),
         );
         let report: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(report["count"], 400, "{strategy}: {report}");
@@ -103,7 +100,7 @@ fn a_backend_that_goes_away_gets_503_and_the_gateway_recovers() {
 
 #[test]
 fn an_unknown_strategy_is_a_one_line_error() {
-    let out = Command::new(bin())
+    let out = Command::new(VOLLEY.bin())
         .args([
             "serve",
             "gateway",

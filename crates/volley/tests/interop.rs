@@ -9,7 +9,7 @@
 use std::{
     io::Read,
     net::{SocketAddr, TcpListener, TcpStream},
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
@@ -23,7 +23,7 @@ use volley_services::pb::grpc::testing::{
     StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
     StreamingOutputCallResponse,
 };
-use volley_testkit::{VolleyProcess, frame, ok_stdout, tool};
+use volley_testkit::{VolleyProcess, frame, ok_stdout, tool, workspace};
 use volley_wire::{Code, Status, codec::FrameDecoder};
 
 /// The cases grpc-go's client and grpc-java's client both run.
@@ -64,10 +64,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn cert(name: &str) -> String {

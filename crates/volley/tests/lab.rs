@@ -3,26 +3,23 @@
 //! screenshot that is not a blank page); bad input fails fast with one line.
 
 use std::{
-    path::Path,
     process::Command,
     time::{Duration, Instant},
 };
 
 use serde_json::Value;
-use volley_testkit::{fails_in_one_line, tool};
+use volley_testkit::{Volley, fails_in_one_line, tool, volley};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
+const VOLLEY: Volley = volley!();
 
 fn one_line_error(args: &[&str]) -> String {
-    fails_in_one_line(Command::new(bin()).args(args))
+    fails_in_one_line(Command::new(VOLLEY.bin()).args(args))
 }
 
 #[test]
 fn the_quick_lab_runs_every_scenario_and_writes_readable_reports() {
     let out = std::env::temp_dir().join(format!("volley-lab-{}", std::process::id()));
-    let run = Command::new(bin())
+    let run = Command::new(VOLLEY.bin())
         .args(["lab", "--quick", "--out"])
         .arg(&out)
         .output()
@@ -112,10 +109,10 @@ fn bad_input_fails_fast_in_one_line() {
 
 #[test]
 fn target_runs_the_proto_scenarios_against_another_server() {
-    let p = volley_testkit::VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
+    let p = VOLLEY.serve(&[]);
     let out = std::env::temp_dir().join(format!("volley-lab-target-{}", std::process::id()));
     let addr = p.addr().to_string();
-    let run = Command::new(bin())
+    let run = Command::new(VOLLEY.bin())
         .args([
             "lab", "--quick", "--only", "greeter", "--only", "gateway", "--target", &addr,
         ])

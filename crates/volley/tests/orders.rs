@@ -3,7 +3,6 @@
 //! reset mid-way leaving nothing behind on the server.
 
 use std::{
-    path::Path,
     process::Command,
     time::{Duration, SystemTime},
 };
@@ -13,20 +12,20 @@ use prost::Message;
 use prost_types::Timestamp;
 use serde_json::Value;
 use volley_services::pb::orders::{Order, OrderReply};
-use volley_testkit::{RawClient, VolleyProcess, fails_in_one_line, frame, ok_stdout, rss_kib};
+use volley_testkit::{
+    RawClient, Volley, VolleyProcess, fails_in_one_line, frame, ok_stdout, rss_kib, volley,
+};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
+const VOLLEY: Volley = volley!();
 
 fn orders(args: &[&str]) -> Value {
     let mut a = vec!["orders", "--json"];
     a.extend_from_slice(args);
-    serde_json::from_str(&ok_stdout(Command::new(bin()).args(&a))).unwrap()
+    serde_json::from_str(&ok_stdout(Command::new(VOLLEY.bin()).args(&a))).unwrap()
 }
 
 fn one_line_error(args: &[&str]) -> String {
-    fails_in_one_line(Command::new(bin()).args(args))
+    fails_in_one_line(Command::new(VOLLEY.bin()).args(args))
 }
 
 #[test]
@@ -59,7 +58,7 @@ fn bad_counts_and_a_wrong_ca_are_one_line_errors() {
     // A TLS server whose CA we do not give: the error names the certificate problem.
     let dir = std::env::temp_dir().join(format!("volley-orders-ca-{}", std::process::id()));
     let p = VolleyProcess::start(
-        bin(),
+        VOLLEY.bin(),
         &[
             "serve",
             "--addr",
@@ -105,7 +104,7 @@ fn order(with_time: bool) -> Order {
 
 #[tokio::test]
 async fn an_order_without_a_timestamp_is_refused_and_the_stream_goes_on() {
-    let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0", "--threads", "1"]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let c = RawClient::connect(p.addr()).await.unwrap();
     let r = c
         .call(
@@ -154,7 +153,7 @@ async fn reset_midway(send: &h2::client::SendRequest<Bytes>, addr: &str) {
 
 #[tokio::test]
 async fn streams_reset_midway_leave_nothing_behind() {
-    let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0", "--threads", "1"]);
+    let p = VOLLEY.serve(&["--threads", "1"]);
     let addr = p.addr().to_string();
     let tcp = tokio::net::TcpStream::connect(p.addr()).await.unwrap();
     let (send, conn) = h2::client::handshake(tcp).await.unwrap();
@@ -209,7 +208,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
         return;
     }
     let run = |delay: &str| {
-        let child = Command::new(bin())
+        let child = Command::new(VOLLEY.bin())
             .args([
                 "orders",
                 "--json",
@@ -259,7 +258,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
     }
 
     // Interrupted mid-run: still no namespace left.
-    let child = Command::new(bin())
+    let child = Command::new(VOLLEY.bin())
         .args([
             "orders",
             "--netns",

@@ -2,20 +2,11 @@
 //! plaintext and TLS with the generated CA) and ghz running the seed 000 command verbatim.
 //! The tools come from `scripts/install-test-tools`; a missing tool fails the test.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-};
+use std::process::{Command, Output};
 
-use volley_testkit::{VolleyProcess, ok_stdout, tool};
+use volley_testkit::{Volley, VolleyProcess, ok_stdout, tool, volley, workspace};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+const VOLLEY: Volley = volley!();
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run peer tool")
@@ -98,7 +89,7 @@ fn check_all_calls(conn: &[&str], addr: &str) {
 
 #[test]
 fn grpcurl_plaintext() {
-    let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
+    let p = VOLLEY.serve(&[]);
     check_all_calls(&["-plaintext"], &p.addr().to_string());
 }
 
@@ -107,7 +98,7 @@ fn grpcurl_tls_with_the_generated_ca() {
     let dir = std::env::temp_dir().join(format!("volley-peers-tls-{}", std::process::id()));
     let dir_s = dir.to_str().unwrap();
     let p = VolleyProcess::start(
-        bin(),
+        VOLLEY.bin(),
         &[
             "serve",
             "--addr",
@@ -148,7 +139,7 @@ fn tls_and_plaintext_on_one_port() {
     let dir = std::env::temp_dir().join(format!("volley-peers-both-{}", std::process::id()));
     let dir_s = dir.to_str().unwrap();
     let p = VolleyProcess::start(
-        bin(),
+        VOLLEY.bin(),
         &[
             "serve",
             "--addr",
@@ -174,7 +165,7 @@ fn tls_and_plaintext_on_one_port() {
 
 #[test]
 fn ghz_runs_the_seed_000_command() {
-    let p = VolleyProcess::start(bin(), &["serve", "--addr", "127.0.0.1:0"]);
+    let p = VOLLEY.serve(&[]);
     let proto = workspace().join("proto/api/users.proto");
     // Seed 000: ghz --insecure --proto <users.proto> --call api.Users.Get -d '{"id":228}' -c100 -n1000
     let summary = ok_stdout(

@@ -2,21 +2,13 @@
 //! (binary and text) to `volley serve`, and gets what grpcurl gets over gRPC; wrk loads `GET /`;
 //! bad requests get the right HTTP status and leave the server serving.
 
-use std::{path::Path, process::Command};
+use std::process::Command;
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use serde_json::Value;
-use volley_testkit::{VolleyProcess, ok_stdout, tool};
+use volley_testkit::{Volley, ok_stdout, tool, volley};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-fn serve(extra: &[&str]) -> VolleyProcess {
-    let mut args = vec!["serve", "--addr", "127.0.0.1:0", "--threads", "2"];
-    args.extend_from_slice(extra);
-    VolleyProcess::start(bin(), &args)
-}
+const VOLLEY: Volley = volley!();
 
 /// curl with a body from `data` (bytes via a temp file); returns (status, content-type, body).
 fn curl(url: &str, content_type: &str, data: &[u8], extra: &[&str]) -> (u16, String, Vec<u8>) {
@@ -74,7 +66,7 @@ fn env(flag: u8, payload: &[u8]) -> Vec<u8> {
 
 #[test]
 fn connect_json_matches_grpcurl_over_grpc() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let addr = p.addr().to_string();
     let (code, ct, body) = curl(
         &format!("http://{addr}/api.Users/Get"),
@@ -127,7 +119,14 @@ fn connect_json_matches_grpcurl_over_grpc() {
 
 #[test]
 fn connect_errors_and_bad_requests() {
-    let p = serve(&["--max-recv-message-size", "1KiB", "--delay", "300ms"]);
+    let p = VOLLEY.serve(&[
+        "--threads",
+        "2",
+        "--max-recv-message-size",
+        "1KiB",
+        "--delay",
+        "300ms",
+    ]);
     let addr = p.addr().to_string();
     let url = format!("http://{addr}/api.Users/Get");
     let (code, _, body) = curl(&url, "application/json", br#"{"idd": 1}"#, &[]);
@@ -179,7 +178,7 @@ fn connect_errors_and_bad_requests() {
 
 #[test]
 fn connect_streaming_and_grpc_web() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let addr = p.addr().to_string();
 
     // Connect server streaming, JSON: ten users then an end-stream frame.
@@ -262,7 +261,7 @@ fn connect_streaming_and_grpc_web() {
 
 #[test]
 fn wrk_loads_get_root_and_http_addr_listens_too() {
-    let p = serve(&["--http-addr", "127.0.0.1:0"]);
+    let p = VOLLEY.serve(&["--threads", "2", "--http-addr", "127.0.0.1:0"]);
     // The second listener's line follows the first.
     let mut log = p.log();
     for _ in 0..100 {
@@ -322,7 +321,7 @@ fn layout(s: &str) -> Vec<String> {
 
 #[test]
 fn http_load_with_volley_bench_reads_like_wrk() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let url = format!("http://{}/", p.addr());
     let wrk = ok_stdout(
         Command::new(tool("wrk"))
@@ -330,7 +329,7 @@ fn http_load_with_volley_bench_reads_like_wrk() {
             .arg(&url),
     );
     let ours = ok_stdout(
-        Command::new(bin())
+        Command::new(VOLLEY.bin())
             .args(["bench", "-c", "10", "--cpus", "2", "-z", "1s", "-O", "wrk"])
             .arg(&url),
     );
@@ -340,7 +339,7 @@ fn http_load_with_volley_bench_reads_like_wrk() {
     // The same engine, ghz's report, HTTP/2, a Connect call with a body and a header.
     let addr = p.addr().to_string();
     let json = ok_stdout(
-        Command::new(bin())
+        Command::new(VOLLEY.bin())
             .args([
                 "bench",
                 "--http2",
@@ -363,7 +362,7 @@ fn http_load_with_volley_bench_reads_like_wrk() {
 
     // A path that answers 415 counts as errors, as wrk's "Non-2xx" line.
     let out = ok_stdout(
-        Command::new(bin())
+        Command::new(VOLLEY.bin())
             .args([
                 "bench", "-c", "2", "-n", "20", "--method", "POST", "-O", "wrk",
             ])
@@ -372,7 +371,7 @@ fn http_load_with_volley_bench_reads_like_wrk() {
     assert!(out.contains("Non-2xx or 3xx responses: 20"), "{out}");
 
     // -O wrk needs an HTTP target.
-    let out = Command::new(bin())
+    let out = Command::new(VOLLEY.bin())
         .args(["bench", "--call", "a.B/C", "-O", "wrk", &addr])
         .output()
         .unwrap();
@@ -382,7 +381,7 @@ fn http_load_with_volley_bench_reads_like_wrk() {
 
 #[test]
 fn rest_routes_of_the_built_in_services() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let addr = p.addr().to_string();
     let get = |path: &str| {
         ok_stdout(

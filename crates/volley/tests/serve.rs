@@ -2,7 +2,6 @@
 //! start-up errors are one line and a non-zero exit, and SIGTERM under load loses no accepted call.
 
 use std::{
-    path::Path,
     process::{Command, Stdio},
     sync::{
         Arc,
@@ -19,21 +18,13 @@ use volley_services::pb::{
     helloworld::{HelloReply, HelloRequest},
     orders::{Order, OrderReply},
 };
-use volley_testkit::{RawClient, VolleyProcess, frame};
+use volley_testkit::{RawClient, Volley, frame, volley};
 
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_volley"))
-}
-
-fn serve(extra: &[&str]) -> VolleyProcess {
-    let mut args = vec!["serve", "--addr", "127.0.0.1:0", "--threads", "2"];
-    args.extend_from_slice(extra);
-    VolleyProcess::start(bin(), &args)
-}
+const VOLLEY: Volley = volley!();
 
 #[tokio::test]
 async fn seed_services_answer_as_specified() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let c = RawClient::connect(p.addr()).await.unwrap();
 
     let r = c
@@ -110,7 +101,7 @@ fn system_time(t: &Timestamp) -> SystemTime {
 
 #[tokio::test]
 async fn orders_get_one_reply_each_with_the_receive_time() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let c = RawClient::connect(p.addr()).await.unwrap();
     let before = SystemTime::now();
     let r = c
@@ -143,7 +134,7 @@ async fn orders_get_one_reply_each_with_the_receive_time() {
 
 #[tokio::test]
 async fn delay_makes_every_handler_wait() {
-    let p = serve(&["--delay", "200ms"]);
+    let p = VOLLEY.serve(&["--threads", "2", "--delay", "200ms"]);
     let c = RawClient::connect(p.addr()).await.unwrap();
     let t = Instant::now();
     let r = c
@@ -175,7 +166,7 @@ async fn delay_makes_every_handler_wait() {
 
 /// Runs `volley` expecting a start-up failure; returns its stderr.
 fn fails(args: &[&str]) -> String {
-    let out = Command::new(bin())
+    let out = Command::new(VOLLEY.bin())
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -186,7 +177,7 @@ fn fails(args: &[&str]) -> String {
 
 #[test]
 fn address_in_use_is_one_line_and_non_zero() {
-    let p = serve(&[]);
+    let p = VOLLEY.serve(&["--threads", "2"]);
     let addr = p.addr().to_string();
     let err = fails(&["serve", "--addr", &addr]);
     let lines: Vec<_> = err.lines().collect();
@@ -220,7 +211,14 @@ fn unreadable_tls_files_are_named() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_load_loses_no_accepted_call() {
-    let mut p = serve(&["--delay", "300ms", "--grace-period", "10s"]);
+    let mut p = VOLLEY.serve(&[
+        "--threads",
+        "2",
+        "--delay",
+        "300ms",
+        "--grace-period",
+        "10s",
+    ]);
     let conns = [
         RawClient::connect(p.addr()).await.unwrap(),
         RawClient::connect(p.addr()).await.unwrap(),

@@ -54,6 +54,12 @@ pub async fn call(
             .await
             .map(|()| 0)
         }
-        (Target::Grpc(_), Conn::H1(_)) => Err(Status::internal("gRPC needs HTTP/2")),
+        (Target::Custom(t), Conn::H2(c)) => {
+            let lease = c.lease().await?;
+            t.call.call(lease.connection(), i, rec).await
+        }
+        (Target::Grpc(_) | Target::Custom(_), Conn::H1(_)) => {
+            Err(Status::internal("gRPC needs HTTP/2"))
+        }
     }
 }

@@ -1,13 +1,17 @@
-//! What a run calls: a gRPC method (endpoint, request head, call kind, payload) or a plain HTTP
-//! request, as one enum so that no target is half of each.
+//! What a run calls: a gRPC method (endpoint, request head, call kind, payload), a plain HTTP
+//! request, or calls written by the caller, as one enum so that no target is half of another.
 
 pub mod build;
 pub mod payload;
 
+use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
+
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
-use volley_client::{CallHead, Endpoint};
+use volley_client::{CallHead, Connection, Endpoint};
+use volley_wire::Status;
 
+use crate::recorder::Recorder;
 use payload::Payload;
 
 /// What to call.
@@ -16,6 +20,33 @@ pub enum Target {
     Grpc(GrpcTarget),
     /// A plain HTTP request (`volley bench http://...`).
     Http(HttpTarget),
+    /// Calls written by the caller (a study such as `volley orders`), on HTTP/2.
+    Custom(CustomTarget),
+}
+
+/// Calls the engine does not know how to make: it dials, schedules, times and records them; the
+/// [`CustomCall`] makes each one on a connection and may record figures of its own.
+pub struct CustomTarget {
+    /// Where.
+    pub endpoint: Endpoint,
+    /// The call.
+    pub call: Arc<dyn CustomCall>,
+}
+
+/// The future of one custom call: the bytes received, or the status it failed with.
+pub type CustomFuture<'a> = Pin<Box<dyn Future<Output = Result<usize, Status>> + 'a>>;
+
+/// One call of a [`CustomTarget`].
+pub trait CustomCall: Send + Sync {
+    /// Makes call number `i` on `conn`. `rec` is the thread's recorder: the engine records the
+    /// call itself (latency, status); the call may add per-message figures (`message_latency`,
+    /// `messages_sent`, `messages_received`) and its own (`probe`).
+    fn call<'a>(
+        &'a self,
+        conn: &'a Connection,
+        i: u64,
+        rec: &'a RefCell<Recorder>,
+    ) -> CustomFuture<'a>;
 }
 
 /// A gRPC method to call.
@@ -55,6 +86,7 @@ impl Target {
         match self {
             Target::Grpc(g) => &g.endpoint,
             Target::Http(h) => &h.endpoint,
+            Target::Custom(c) => &c.endpoint,
         }
     }
 
@@ -67,7 +99,7 @@ impl Target {
     pub fn worker_prefix(&self) -> &str {
         match self {
             Target::Grpc(g) => &g.worker_prefix,
-            Target::Http(_) => "",
+            Target::Http(_) | Target::Custom(_) => "",
         }
     }
 }
