@@ -1,6 +1,10 @@
 //! The engine: one single-threaded runtime per thread, connections dialled on the thread whose
 //! workers use them, workers pulling call numbers from one atomic counter, pacing by intended send
 //! time, and one recorder per thread merged at the end.
+//!
+//! One file although over 400 lines: the run, a thread, a worker and one call are the one loop
+//! of the engine, and they share its private state (`Shared`, `ThreadCtx`); what each call does is
+//! in `call`.
 
 use std::{
     cell::RefCell,
@@ -13,7 +17,7 @@ use std::{
 };
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
-use volley_client::{Channel, Strategy, http1::Http1Connection};
+use volley_client::{Channel, Connection, Strategy, http1::Http1Connection};
 use volley_wire::Status;
 
 use crate::{
@@ -102,9 +106,9 @@ pub fn run(
     control: Arc<Control>,
 ) -> Result<Outcome, BenchError> {
     let conns = opts.connections.max(1);
-    let h1 = target.is_http1();
-    // HTTP/1.1: one connection per worker, split over threads. HTTP/2: each thread runs a channel
-    // with its share of the strategy's connections.
+    let h1 = target.has_own_connections();
+    // HTTP/1.1 and custom calls: one connection per worker, split over threads. HTTP/2: each
+    // thread runs a channel with its share of the strategy's connections.
     let slots = match opts.strategy {
         _ if h1 => conns,
         Strategy::PerRequest => opts.cpus,
@@ -231,7 +235,7 @@ fn thread_main(
         .build()
         .expect("a runtime");
     let local = LocalSet::new();
-    let h1 = target.is_http1();
+    let h1 = target.has_own_connections();
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
         if !h1 {
@@ -246,10 +250,20 @@ fn thread_main(
             return out;
         }
         for &c in my_conns.iter() {
-            match Http1Connection::connect(target.endpoint()).await {
-                Ok(conn) => out.push((c, Conn::H1(Rc::new(conn)))),
+            let conn = match target.as_ref() {
+                Target::Custom(_) => Connection::connect(target.endpoint())
+                    .await
+                    .map(Conn::Own)
+                    .map_err(|e| e.to_string()),
+                _ => Http1Connection::connect(target.endpoint())
+                    .await
+                    .map(|c| Conn::H1(Rc::new(c)))
+                    .map_err(|e| e.to_string()),
+            };
+            match conn {
+                Ok(conn) => out.push((c, conn)),
                 Err(e) => {
-                    shared.fail(BenchError::Connect(e.to_string()));
+                    shared.fail(BenchError::Connect(e));
                     break;
                 }
             }

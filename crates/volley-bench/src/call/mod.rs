@@ -1,12 +1,12 @@
 //! One call of any kind: unary straight through `volley_client::Channel::unary`, streams in
-//! `stream`, plain HTTP requests in `http`.
+//! `stream`, plain HTTP requests in `http`, and custom calls handed their connection.
 
 mod http;
 mod stream;
 
 use std::cell::RefCell;
 
-use volley_client::Channel;
+use volley_client::{Channel, Connection};
 use volley_wire::Status;
 
 use crate::{
@@ -22,6 +22,8 @@ pub enum Conn {
     H2(Channel),
     /// HTTP/1.1: plain HTTP load, one request in flight.
     H1(std::rc::Rc<volley_client::http1::Http1Connection>),
+    /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
+    Own(Connection),
 }
 
 /// Makes call number `i`; returns the bytes received.
@@ -54,12 +56,14 @@ pub async fn call(
             .await
             .map(|()| 0)
         }
+        (Target::Custom(t), Conn::Own(c)) => t.call.call(c, i, rec).await,
         (Target::Custom(t), Conn::H2(c)) => {
             let lease = c.lease().await?;
             t.call.call(lease.connection(), i, rec).await
         }
-        (Target::Grpc(_) | Target::Custom(_), Conn::H1(_)) => {
-            Err(Status::internal("gRPC needs HTTP/2"))
-        }
+        // The engine dials channels for gRPC and own connections for custom calls only.
+        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_)) | (Target::Custom(_), Conn::H1(_)) => Err(
+            Status::internal("no connection of this kind for this target"),
+        ),
     }
 }

@@ -90,9 +90,10 @@ impl Target {
         }
     }
 
-    /// Plain HTTP/1.1: one request in flight per connection, so connections are workers.
-    pub fn is_http1(&self) -> bool {
-        matches!(self, Target::Http(h) if !h.http2)
+    /// Each worker has a connection of its own (not a channel's): plain HTTP/1.1, one request
+    /// in flight per connection, and custom calls, whose clients each own one connection.
+    pub fn has_own_connections(&self) -> bool {
+        matches!(self, Target::Http(h) if !h.http2) || matches!(self, Target::Custom(_))
     }
 
     /// Prefix of `{{.WorkerID}}`.

@@ -1,0 +1,248 @@
+//! `volley orders`: seed 004's study. `--clients N` clients, each on its own connection, send
+//! `--count M` orders in all (split evenly) to `orders.OrderService`, stamped with `requestTime`;
+//! the server stamps `responseTime`. Unary: one call per order, one after another per client.
+//! Stream: one bidi stream per client, orders pipelined (at most `--window` unanswered), replies
+//! matched in order. Per order: client-to-server time (the two clocks: same host or namespaces
+//! on one host share a clock) and round trip. Plaintext, or TLS with `--cacert`.
+//!
+//! The clients run on the bench engine (`volley_bench::run`, a [`CustomTarget`]): it dials,
+//! schedules, times and records; the calls (`calls`) send the orders and read the replies' stamps.
+//!
+//! Without `--addr` it starts its own `volley serve` process (TLS with a certificate generated
+//! for the run with `--tls`; in a network namespace, the clients in another, with `--netns`) and
+//! adds the server's CPU time to the report (`own_server`).
+
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow, bail};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use volley_bench::{
+    Control, CustomCall, CustomTarget, DurationStop, RunOptions, StreamOptions, Target,
+    plan::schedule::Ramp,
+};
+use volley_client::{
+    CallHead, Endpoint, Strategy,
+    endpoint::Target as Addr,
+    tls::{TlsOptions, client_config},
+};
+
+use crate::cli::OrdersArgs;
+use calls::{StreamOrders, UnaryOrder};
+
+mod calls;
+mod own_server;
+
+/// One run's figures.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrdersReport {
+    /// `unary` or `stream`.
+    pub mode: String,
+    /// Clients (connections).
+    pub clients: usize,
+    /// Orders sent (and answered).
+    pub orders: u64,
+    /// TLS on.
+    pub tls: bool,
+    /// Seconds to open every client's connection.
+    pub connect_seconds: f64,
+    /// Seconds from the first order to the last reply.
+    pub elapsed_seconds: f64,
+    /// Orders per second over `elapsed_seconds`.
+    pub orders_per_second: f64,
+    /// Client-to-server time (server `responseTime` - client `requestTime`), microseconds.
+    pub client_to_server_us: Quantiles,
+    /// Round trip per order, microseconds.
+    pub round_trip_us: Quantiles,
+    /// This process's CPU time (user + system) per order while orders flowed, microseconds.
+    pub client_cpu_us_per_order: f64,
+    /// The server process's CPU time per order over the whole run (connections included), when
+    /// volley started the server; microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_order: Option<f64>,
+    /// The netem delay each way, when run across namespaces; microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netem_delay_us: Option<u64>,
+}
+
+/// Selected quantiles, microseconds.
+#[derive(Debug, Serialize, Deserialize, Default)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Quantiles {
+    fn of(h: &Histogram<u64>) -> Quantiles {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Quantiles {
+            p50: us(h.value_at_quantile(0.5)),
+            p90: us(h.value_at_quantile(0.9)),
+            p99: us(h.value_at_quantile(0.99)),
+            max: us(h.max()),
+        }
+    }
+}
+
+fn endpoint(addr: &str, args: &OrdersArgs) -> Result<Endpoint> {
+    let target = Addr::parse(addr).map_err(|e| anyhow!("--addr: {e}"))?;
+    let mut ep = Endpoint::new(target).map_err(|e| anyhow!("--addr: {e}"))?;
+    if let Some(ca) = &args.cacert {
+        let opts = TlsOptions {
+            ca: Some(ca.clone()),
+            cert: None,
+            key: None,
+            skip_verify: false,
+        };
+        ep = ep.tls(client_config(&opts)?);
+    }
+    if let Some(n) = &args.server_name {
+        ep = ep
+            .server_name(n)
+            .map_err(|e| anyhow!("--server-name: {e}"))?;
+    }
+    Ok(ep)
+}
+
+/// Runs the study and prints the report.
+pub fn run(args: OrdersArgs) -> Result<()> {
+    if args.clients == 0 {
+        bail!("--clients must be at least 1");
+    }
+    if args.count == 0 {
+        bail!("--count must be at least 1");
+    }
+    if args.window == 0 {
+        bail!("--window must be at least 1");
+    }
+    let stream = match args.mode.as_str() {
+        "unary" => false,
+        "stream" => true,
+        other => bail!("--mode must be unary or stream, not {other:?}"),
+    };
+    let report = match args.addr.clone() {
+        Some(addr) => measure(&addr, &args, stream)?,
+        None => own_server::with_own_server(&args)?,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report));
+    }
+    Ok(())
+}
+
+/// Runs the clients in this process against `addr`, on the bench engine: one worker per client,
+/// each on its own connection; the engine dials, times and records, the calls below send orders.
+pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<OrdersReport> {
+    let ep = endpoint(addr, args)?;
+    let tls = ep.tls.is_some();
+    let path = if stream {
+        "/orders.OrderService/AddOrder"
+    } else {
+        "/orders.OrderService/AddOrderUnary"
+    };
+    let scheme = if tls { "https" } else { "http" };
+    let head =
+        CallHead::new(scheme, &ep.authority, path, &[], None, false).map_err(|e| anyhow!(e))?;
+    let clients = args.clients;
+    let (total, call): (u64, Arc<dyn CustomCall>) = if stream {
+        let orders = StreamOrders {
+            head,
+            count: args.count,
+            clients: clients as u64,
+            window: args.window,
+        };
+        (clients as u64, Arc::new(orders))
+    } else {
+        (args.count, Arc::new(UnaryOrder { head }))
+    };
+    let opts = RunOptions {
+        total,
+        duration: None,
+        max_duration: None,
+        duration_stop: DurationStop::Wait,
+        concurrency: Ramp::constant(clients as f64),
+        rate: None,
+        async_mode: false,
+        connections: clients,
+        strategy: Strategy::Pool(clients),
+        timeout: None,
+        cpus: args
+            .cpus
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+        skip_first: 0,
+        count_errors: false,
+        details_cap: 0,
+        stream: StreamOptions::default(),
+        name: String::new(),
+        progress: None,
+    };
+    let target = Arc::new(Target::Custom(CustomTarget { endpoint: ep, call }));
+    let out = volley_bench::run(&opts, target, Arc::new(Control::default()))?;
+    let rec = &out.recorder;
+    if let Some(error) = rec.errors.keys().next() {
+        bail!("{error}");
+    }
+    let (orders, round_trip) = if stream {
+        (rec.messages_received, &rec.message_latency)
+    } else {
+        (rec.count, &rec.latency)
+    };
+    let elapsed = out.total.as_secs_f64();
+    Ok(OrdersReport {
+        mode: if stream { "stream" } else { "unary" }.into(),
+        clients,
+        orders,
+        tls,
+        connect_seconds: out.connect.as_secs_f64(),
+        elapsed_seconds: elapsed,
+        orders_per_second: orders as f64 / elapsed,
+        client_to_server_us: Quantiles::of(&rec.probe),
+        round_trip_us: Quantiles::of(round_trip),
+        client_cpu_us_per_order: out.cpu.as_secs_f64() * 1e6 / orders.max(1) as f64,
+        server_cpu_us_per_order: None,
+        netem_delay_us: None,
+    })
+}
+
+/// The seed's two lines, then ours.
+fn text(r: &OrdersReport) -> String {
+    let q = |q: &Quantiles| {
+        format!(
+            "p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us",
+            q.p50, q.p90, q.p99, q.max
+        )
+    };
+    format!(
+        "Number of clients {} and number of order transactions {}\n\
+         transactions and elapsed time {:.4} in seconds\n\
+         \n  {}, {}{}\n  orders/s:        {:.0}\n  client->server:  {}\n  round trip:      {}\n  \
+         connect:         {:.4} s for {} connection(s)\n  client CPU:      {:.2} us per order\n{}",
+        r.clients,
+        r.orders,
+        r.elapsed_seconds,
+        r.mode,
+        if r.tls { "TLS" } else { "plaintext" },
+        r.netem_delay_us
+            .map(|d| format!(", across namespaces with {d} us netem each way"))
+            .unwrap_or_default(),
+        r.orders_per_second,
+        q(&r.client_to_server_us),
+        q(&r.round_trip_us),
+        r.connect_seconds,
+        r.clients,
+        r.client_cpu_us_per_order,
+        r.server_cpu_us_per_order
+            .map(|c| format!("  server CPU:      {c:.2} us per order (whole run)\n"))
+            .unwrap_or_default(),
+    )
+}
