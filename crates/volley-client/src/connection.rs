@@ -97,6 +97,17 @@ impl Connection {
         &self.send
     }
 
+    /// Opens a streaming call: waits for room for a new stream, sends `head`, and returns the
+    /// reply to come and the request body to write.
+    pub async fn open_stream(
+        &self,
+        head: &crate::CallHead,
+    ) -> Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>), volley_wire::Status> {
+        let transport = |e: h2::Error| crate::call::transport_status(&e);
+        let mut send = self.send.clone().ready().await.map_err(transport)?;
+        send.send_request(head.request(), false).map_err(transport)
+    }
+
     /// True while new calls may be placed here.
     pub fn is_usable(&self) -> bool {
         self.usable.load(Ordering::Acquire)

@@ -86,15 +86,7 @@ pub(super) async fn stream_call(
     let so = &opts.stream;
     let started = Instant::now();
     let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
-    let mut send = conn
-        .sender()
-        .clone()
-        .ready()
-        .await
-        .map_err(|e| transport_status(&e))?;
-    let (resp, mut out) = send
-        .send_request(target.head.request(), false)
-        .map_err(|e| transport_status(&e))?;
+    let (resp, mut out) = conn.open_stream(&target.head).await?;
 
     let sends_stream = matches!(target.kind, CallKind::ClientStreaming | CallKind::Bidi);
     let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());

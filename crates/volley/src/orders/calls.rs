@@ -108,15 +108,7 @@ async fn stream_client(
     window: usize,
     rec: &RefCell<Recorder>,
 ) -> Result<(), Status> {
-    let mut send = conn
-        .sender()
-        .clone()
-        .ready()
-        .await
-        .map_err(|e| transport_status(&e))?;
-    let (resp, mut out) = send
-        .send_request(head.request(), false)
-        .map_err(|e| transport_status(&e))?;
+    let (resp, mut out) = conn.open_stream(head).await?;
     let mut pending = std::collections::VecDeque::with_capacity(window);
     let mut sent = 0u64;
     let mut answered = 0u64;
