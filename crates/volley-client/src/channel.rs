@@ -53,24 +53,42 @@ const MAX_ATTEMPTS: usize = 3;
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
+/// Why a `--strategy` value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StrategyError {
+    /// `pool:N` or `expanding:MAX` with something other than a count of at least 1.
+    #[error("strategy {strategy:?}: {count:?} is not a connection count >= 1")]
+    BadCount {
+        /// The whole value.
+        strategy: String,
+        /// The count part.
+        count: String,
+    },
+    /// No such strategy.
+    #[error("unknown strategy {0:?}: use per-request, single, pool[:N] or expanding[:MAX]")]
+    Unknown(String),
+}
+
 impl Strategy {
     /// Parses `per-request`, `single`, `pool[:N]` (or `pool(N)`), `expanding[:MAX]`; a bare
     /// `pool` has `default_pool` connections.
-    pub fn parse(s: &str, default_pool: usize) -> Result<Strategy, String> {
+    pub fn parse(s: &str, default_pool: usize) -> Result<Strategy, StrategyError> {
         let s = s.trim();
         let (name, arg) = match s.split_once([':', '(']) {
             Some((n, a)) => (n, Some(a.trim_end_matches(')'))),
             None => (s, None),
         };
-        let count =
-            |default: usize| -> Result<usize, String> {
-                match arg {
-                    None => Ok(default.max(1)),
-                    Some(a) => a.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                        format!("strategy {s:?}: {a:?} is not a connection count >= 1")
-                    }),
-                }
-            };
+        let count = |default: usize| -> Result<usize, StrategyError> {
+            match arg {
+                None => Ok(default.max(1)),
+                Some(a) => a.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    StrategyError::BadCount {
+                        strategy: s.to_owned(),
+                        count: a.to_owned(),
+                    }
+                }),
+            }
+        };
         match name {
             "per-request" if arg.is_none() => Ok(Strategy::PerRequest),
             "single" if arg.is_none() => Ok(Strategy::Single),
@@ -78,9 +96,7 @@ impl Strategy {
             "expanding" => Ok(Strategy::Expanding {
                 max: count(DEFAULT_EXPANDING_MAX)?,
             }),
-            _ => Err(format!(
-                "unknown strategy {s:?}: use per-request, single, pool[:N] or expanding[:MAX]"
-            )),
+            _ => Err(StrategyError::Unknown(s.to_owned())),
         }
     }
 
@@ -96,8 +112,8 @@ impl Strategy {
 }
 
 impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = StrategyError;
+    fn from_str(s: &str) -> Result<Self, StrategyError> {
         Strategy::parse(s, 1)
     }
 }
@@ -506,7 +522,7 @@ mod tests {
         );
         for bad in ["bogus", "pool:0", "pool:x", "single:2", ""] {
             let e = Strategy::parse(bad, 4).unwrap_err();
-            assert!(e.contains("strategy"), "{bad}: {e}");
+            assert!(e.to_string().contains("strategy"), "{bad}: {e}");
         }
         for s in ["per-request", "single", "pool:3", "expanding:2"] {
             assert_eq!(Strategy::parse(s, 1).unwrap().to_string(), s);

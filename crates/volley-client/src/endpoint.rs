@@ -8,6 +8,33 @@ use rustls::{ClientConfig, pki_types::ServerName};
 /// Default dial timeout (ghz `--connect-timeout`).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why an address or a name cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// `unix:` with no path.
+    #[error("invalid target {0:?}: empty socket path")]
+    EmptySocketPath(String),
+    /// Neither `host:port` nor `unix:/path`.
+    #[error("invalid target {0:?}: expected host:port or unix:/path")]
+    BadTarget(String),
+    /// The host is not a valid TLS server name.
+    #[error("invalid server name {host:?}: {problem}")]
+    ServerName {
+        /// The host.
+        host: String,
+        /// rustls's words.
+        problem: String,
+    },
+    /// `--cname` is not a valid TLS server name.
+    #[error("invalid --cname {name:?}: {problem}")]
+    Cname {
+        /// The name given.
+        name: String,
+        /// rustls's words.
+        problem: String,
+    },
+}
+
 /// A server address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -19,13 +46,13 @@ pub enum Target {
 
 impl Target {
     /// Parses ghz's target forms.
-    pub fn parse(s: &str) -> Result<Target, String> {
+    pub fn parse(s: &str) -> Result<Target, EndpointError> {
         if let Some(path) = s
             .strip_prefix("unix://")
             .or_else(|| s.strip_prefix("unix:"))
         {
             if path.is_empty() {
-                return Err(format!("invalid target {s:?}: empty socket path"));
+                return Err(EndpointError::EmptySocketPath(s.to_owned()));
             }
             return Ok(Target::Unix(PathBuf::from(path)));
         }
@@ -37,9 +64,7 @@ impl Target {
             Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
                 Ok(Target::Tcp(hostport.to_owned()))
             }
-            _ => Err(format!(
-                "invalid target {s:?}: expected host:port or unix:/path"
-            )),
+            _ => Err(EndpointError::BadTarget(s.to_owned())),
         }
     }
 
@@ -83,9 +108,13 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// A plaintext endpoint with default timers.
-    pub fn new(target: Target) -> Result<Endpoint, String> {
-        let server_name = ServerName::try_from(target.host().to_owned())
-            .map_err(|e| format!("invalid server name {:?}: {e}", target.host()))?;
+    pub fn new(target: Target) -> Result<Endpoint, EndpointError> {
+        let server_name = ServerName::try_from(target.host().to_owned()).map_err(|e| {
+            EndpointError::ServerName {
+                host: target.host().to_owned(),
+                problem: e.to_string(),
+            }
+        })?;
         let authority = match &target {
             Target::Tcp(hp) => hp.clone(),
             Target::Unix(_) => "localhost".into(),
@@ -108,9 +137,12 @@ impl Endpoint {
     }
 
     /// Checks the certificate against `name` instead of the host.
-    pub fn server_name(mut self, name: &str) -> Result<Self, String> {
-        self.server_name = ServerName::try_from(name.to_owned())
-            .map_err(|e| format!("invalid --cname {name:?}: {e}"))?;
+    pub fn server_name(mut self, name: &str) -> Result<Self, EndpointError> {
+        self.server_name =
+            ServerName::try_from(name.to_owned()).map_err(|e| EndpointError::Cname {
+                name: name.to_owned(),
+                problem: e.to_string(),
+            })?;
         Ok(self)
     }
 }

@@ -17,6 +17,6 @@ pub mod reflect;
 pub mod tls;
 
 pub use call::{CallHead, UnaryReply};
-pub use channel::{Channel, Lease, Strategy};
+pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
-pub use endpoint::{Endpoint, Target};
+pub use endpoint::{Endpoint, EndpointError, Target};

@@ -38,6 +38,9 @@ pub enum TargetError {
     /// The request data does not fit the method's input.
     #[error(transparent)]
     Data(#[from] volley_proto::message::DataError),
+    /// An address or server name that cannot be used.
+    #[error(transparent)]
+    Endpoint(#[from] volley_client::EndpointError),
     /// TLS files that could not be used.
     #[error(transparent)]
     Tls(#[from] volley_client::tls::TlsSetupError),
@@ -127,8 +130,7 @@ pub fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
     } else {
         format!("{host}:{port}")
     };
-    let mut ep = Endpoint::new(Addr::parse(&hostport).map_err(TargetError::Invalid)?)
-        .map_err(TargetError::Invalid)?;
+    let mut ep = Endpoint::new(Addr::parse(&hostport)?)?;
     if https {
         let mut cfg = (*client_config(&tls_options(plan))?).clone();
         cfg.alpn_protocols = vec![if plan.http2 {
@@ -191,14 +193,14 @@ fn tls_options(plan: &Plan) -> TlsOptions {
 }
 
 fn endpoint(plan: &Plan, host: &str) -> Result<Endpoint, TargetError> {
-    let addr = Addr::parse(host).map_err(TargetError::Invalid)?;
-    let mut ep = Endpoint::new(addr).map_err(TargetError::Invalid)?;
+    let addr = Addr::parse(host)?;
+    let mut ep = Endpoint::new(addr)?;
     if !plan.insecure {
         let cfg = client_config(&tls_options(plan))?;
         ep = ep.tls(cfg);
     }
     if let Some(n) = &plan.cname {
-        ep = ep.server_name(n).map_err(TargetError::Invalid)?;
+        ep = ep.server_name(n)?;
     }
     if let Some(a) = &plan.authority {
         ep.authority = a.clone();
