@@ -25,6 +25,20 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => bench::run(*args),
         Command::Orders(args) => orders::run(args),
         Command::Lab(args) => lab::run(args),
+        Command::Completions { shell } => completions(shell),
+    }
+}
+
+/// Prints the completion script for `shell`. Written from a buffer: a reader that closes early
+/// (`| head`) ends the output, not the process with a panic.
+fn completions(shell: clap_complete::Shell) -> Result<()> {
+    use std::io::Write;
+    let mut script = Vec::new();
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "volley", &mut script);
+    match std::io::stdout().lock().write_all(&script) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }
 

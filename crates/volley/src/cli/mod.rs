@@ -9,9 +9,17 @@ use volley_bench::plan::{
     units::{parse_duration, parse_size},
 };
 
+/// `volley --version`: the package version and the commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("VOLLEY_COMMIT"),
+    ")"
+);
+
 /// volley: build, serve and load-test gRPC services.
 #[derive(Debug, Parser)]
-#[command(name = "volley", version, about)]
+#[command(name = "volley", version = VERSION, about)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -35,6 +43,12 @@ pub enum Command {
     /// Rerun every seed experiment against volley's own server (or --target) and write
     /// report.md, report.html and results.json with the seeds' figures beside ours.
     Lab(LabArgs),
+    /// Print a shell completion script: `source <(volley completions bash)`, or write it where
+    /// your shell looks (zsh: a file `_volley` on $fpath; fish: ~/.config/fish/completions/volley.fish).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `volley lab`.

@@ -1,0 +1,62 @@
+//! The command line itself: `--version` names the commit, and the completion scripts load in a
+//! real bash and complete volley's subcommands and flags.
+
+use std::process::Command;
+
+use volley_testkit::{Volley, ok_stdout, volley};
+
+const VOLLEY: Volley = volley!();
+
+#[test]
+fn the_version_names_the_commit() {
+    let out = ok_stdout(&mut VOLLEY.command(&["--version"]));
+    let rest = out
+        .trim()
+        .strip_prefix(concat!("volley ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let commit = rest.strip_suffix(')').unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{out}"
+    );
+}
+
+/// What bash offers after `words`, with the cursor on the last one.
+fn bash_completes(words: &[&str]) -> Vec<String> {
+    let script = format!(
+        "source <({bin} completions bash)\nCOMP_WORDS=({words})\nCOMP_CWORD={cword}\n_volley volley\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        bin = VOLLEY.bin().display(),
+        words = words.join(" "),
+        cword = words.len() - 1,
+    );
+    let out = ok_stdout(Command::new("bash").args(["-c", &script]));
+    out.lines().map(String::from).collect()
+}
+
+#[test]
+fn bash_completes_subcommands_and_flags() {
+    let subcommands = bash_completes(&["volley", ""]);
+    for s in ["serve", "bench", "orders", "lab", "completions"] {
+        assert!(subcommands.iter().any(|c| c == s), "{s} in {subcommands:?}");
+    }
+    let flags = bash_completes(&["volley", "bench", "--conc"]);
+    assert!(flags.iter().any(|c| c == "--concurrency"), "{flags:?}");
+    // clap's bash script offers a positional's values whole; bash filters them as they are typed.
+    let shells = bash_completes(&["volley", "completions", ""]);
+    for s in ["bash", "zsh", "fish"] {
+        assert!(shells.iter().any(|c| c == s), "{s} in {shells:?}");
+    }
+}
+
+#[test]
+fn every_shell_gets_a_script() {
+    for (shell, marker) in [
+        ("bash", "complete -F _volley"),
+        ("zsh", "#compdef volley"),
+        ("fish", "complete -c volley"),
+    ] {
+        let script = ok_stdout(&mut VOLLEY.command(&["completions", shell]));
+        assert!(script.contains(marker), "{shell}: {marker}");
+    }
+}
