@@ -14,12 +14,16 @@ fn main() {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".to_owned());
     println!("cargo:rustc-env=VOLLEY_COMMIT={commit}");
-    // A new commit moves HEAD or the branch it points at.
+    // A new commit moves HEAD or the branch it points at. Only paths that exist are named: cargo
+    // reruns a build script on every build while a named path is missing.
+    println!("cargo:rerun-if-changed=build.rs");
     for path in [
         "../../.git/HEAD",
         "../../.git/refs/heads",
         "../../.git/packed-refs",
     ] {
-        println!("cargo:rerun-if-changed={path}");
+        if std::path::Path::new(path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
     }
 }
