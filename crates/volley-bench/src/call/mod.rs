@@ -57,13 +57,10 @@ pub async fn call(
             .map(|()| 0)
         }
         (Target::Custom(t), Conn::Own(c)) => t.call.call(c, i, rec).await,
-        (Target::Custom(t), Conn::H2(c)) => {
-            let lease = c.lease().await?;
-            t.call.call(lease.connection(), i, rec).await
-        }
         // The engine dials channels for gRPC and own connections for custom calls only.
-        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_)) | (Target::Custom(_), Conn::H1(_)) => Err(
-            Status::internal("no connection of this kind for this target"),
-        ),
+        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_))
+        | (Target::Custom(_), Conn::H1(_) | Conn::H2(_)) => Err(Status::internal(
+            "no connection of this kind for this target",
+        )),
     }
 }

@@ -248,7 +248,8 @@ macro_rules! flags {
         /// ghz's options, typed; `None` where not given.
         #[derive(Debug, Default)]
         pub(super) struct Flags {
-            $($(#[doc = $doc])* pub(super) $field: Option<<$kind as Kind>::Value>,)*
+            $(#[doc = concat!("`", $flag, "` (config key `", $key, "`).")]
+            $(#[doc = $doc])* pub(super) $field: Option<<$kind as Kind>::Value>,)*
         }
 
         impl Flags {
@@ -283,123 +284,65 @@ macro_rules! flags {
 flags! {
     /// The target.
     host: Text = "host", "host";
-    /// `--proto`.
     proto: Path = "proto", "--proto";
-    /// `--protoset`.
     protoset: Path = "protoset", "--protoset";
-    /// `--call`.
     call: Text = "call", "--call";
-    /// `-i`.
     import_paths: List = "import-paths", "-i";
-    /// `--cacert`.
     cacert: Path = "cacert", "--cacert";
-    /// `--cert`.
     cert: Path = "cert", "--cert";
-    /// `--key`.
     key: Path = "key", "--key";
-    /// `--cname`.
     cname: Text = "cname", "--cname";
-    /// `--skipTLS`.
     skip_tls: Switch = "skipTLS", "--skipTLS";
-    /// `--insecure`.
     insecure: Switch = "insecure", "--insecure";
-    /// `--authority`.
     authority: Text = "authority", "--authority";
-    /// `--async`.
     async_mode: Switch = "async", "--async";
-    /// `-r`.
     rps: Count = "rps", "-r";
-    /// `--load-schedule`.
     load_schedule: Name<Shape> = "load-schedule", "--load-schedule";
-    /// `--load-start`.
     load_start: Count = "load-start", "--load-start";
-    /// `--load-end`.
     load_end: Count = "load-end", "--load-end";
-    /// `--load-step`.
     load_step: Signed = "load-step", "--load-step";
-    /// `--load-step-duration`.
     load_step_duration: Dur = "load-step-duration", "--load-step-duration";
-    /// `--load-max-duration`.
     load_max_duration: Dur = "load-max-duration", "--load-max-duration";
-    /// `-c`.
     concurrency: Count = "concurrency", "-c";
-    /// `--concurrency-schedule`.
     concurrency_schedule: Name<Shape> = "concurrency-schedule", "--concurrency-schedule";
-    /// `--concurrency-start`.
     concurrency_start: Count = "concurrency-start", "--concurrency-start";
-    /// `--concurrency-end`.
     concurrency_end: Count = "concurrency-end", "--concurrency-end";
-    /// `--concurrency-step`.
     concurrency_step: Signed = "concurrency-step", "--concurrency-step";
-    /// `--concurrency-step-duration`.
     concurrency_step_duration: Dur = "concurrency-step-duration", "--concurrency-step-duration";
-    /// `--concurrency-max-duration`.
     concurrency_max_duration: Dur = "concurrency-max-duration", "--concurrency-max-duration";
-    /// `-n`.
     total: Count = "total", "-n";
-    /// `-t`.
     timeout: Dur = "timeout", "-t";
-    /// `-z`.
     duration: Dur = "duration", "-z";
-    /// `-x`.
     max_duration: Dur = "max-duration", "-x";
-    /// `--duration-stop`.
     duration_stop: Name<DurationStop> = "duration-stop", "--duration-stop";
-    /// `-d`.
     data: Json = "data", "-d";
-    /// `-D`.
     data_file: Path = "data-file", "-D";
-    /// `-b`.
     binary: Switch = "binary", "-b";
-    /// `-B`.
     binary_file: Path = "binary-file", "-B";
-    /// `-m`.
     metadata: Json = "metadata", "-m";
-    /// `-M`.
     metadata_file: Path = "metadata-file", "-M";
-    /// `--reflect-metadata`.
     reflect_metadata: Json = "reflect-metadata", "--reflect-metadata";
-    /// `--stream-interval`.
     stream_interval: Dur = "stream-interval", "--stream-interval";
-    /// `--stream-call-duration`.
     stream_call_duration: Dur = "stream-call-duration", "--stream-call-duration";
-    /// `--stream-call-count`.
     stream_call_count: Count = "stream-call-count", "--stream-call-count";
-    /// `--stream-dynamic-messages`.
     stream_dynamic_messages: Switch = "stream-dynamic-messages", "--stream-dynamic-messages";
-    /// `-o`.
     output: Path = "output", "-o";
-    /// `-O`.
     format: Name<Format> = "format", "-O";
-    /// `--skipFirst`.
     skip_first: Count = "skipFirst", "--skipFirst";
-    /// `--count-errors`.
     count_errors: Switch = "count-errors", "--count-errors";
-    /// `--connections`.
     connections: Count = "connections", "--connections";
     /// `--strategy` (text: `pool` alone takes its size from `--connections`).
     strategy: Text = "strategy", "--strategy";
-    /// `--connect-timeout`.
     connect_timeout: Dur = "connect-timeout", "--connect-timeout";
-    /// `--keepalive`.
     keepalive: Dur = "keepalive", "--keepalive";
-    /// `--max-recv-message-size`.
     max_recv_message_size: Size = "max-recv-message-size", "--max-recv-message-size";
-    /// `--max-send-message-size`.
     max_send_message_size: Size = "max-send-message-size", "--max-send-message-size";
-    /// `-e`.
     enable_compression: Switch = "enable-compression", "-e";
-    /// `--name`.
     name: Text = "name", "--name";
-    /// `--tags`.
     tags: Json = "tags", "--tags";
-    /// `--cpus`.
     cpus: Count = "cpus", "--cpus";
-    /// `--debug`.
     debug: Path = "debug", "--debug";
-    /// `--disable-template-functions`.
     disable_template_functions: Switch = "disable-template-functions", "--disable-template-functions";
-    /// `--disable-template-data`.
     disable_template_data: Switch = "disable-template-data", "--disable-template-data";
 }
 

@@ -139,6 +139,19 @@ impl ReportOptions {
     pub fn from_plan(plan: &Plan, host: &str) -> ReportOptions {
         let r = &plan.run;
         let secs_ns = |d: Duration| d.as_nanos() as u64;
+        let path = |p: &Option<std::path::PathBuf>| {
+            p.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        // ghz echoes a constant schedule's start as 0.
+        let start = |r: &Ramp| {
+            if r.shape == Shape::Const {
+                0
+            } else {
+                r.start as u64
+            }
+        };
         let data = match &plan.data {
             DataSource::Json(t) => serde_json::from_str(t)
                 .ok()
@@ -154,43 +167,23 @@ impl ReportOptions {
             protoset: plan.raw.protoset.clone(),
             import_paths: plan.raw.import_paths.clone(),
             enable_compression: plan.gzip,
-            cacert: plan
-                .cacert
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            cert: plan
-                .cert
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            key: plan
-                .key
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            cacert: path(&plan.cacert),
+            cert: path(&plan.cert),
+            key: path(&plan.key),
             cname: plan.cname.clone().unwrap_or_default(),
             skip_tls: plan.skip_tls,
             insecure: plan.insecure,
             authority: plan.authority.clone().unwrap_or_default(),
             rps: plan.raw.rps,
             load_schedule: load.shape.as_str().into(),
-            load_start: if load.shape == Shape::Const {
-                0
-            } else {
-                load.start as u64
-            },
+            load_start: start(&load),
             load_end: load.end as u64,
             load_step: load.step as i64,
             load_step_duration: secs_ns(load.step_duration),
             load_max_duration: secs_ns(load.max_duration),
             concurrency: plan.raw.concurrency,
             concurrency_schedule: c.shape.as_str().into(),
-            concurrency_start: if c.shape == Shape::Const {
-                0
-            } else {
-                c.start as u64
-            },
+            concurrency_start: start(c),
             concurrency_end: c.end as u64,
             concurrency_step: if c.shape == Shape::Const {
                 1

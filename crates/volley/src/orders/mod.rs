@@ -172,8 +172,10 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         concurrency: Ramp::constant(clients as f64),
         rate: None,
         async_mode: false,
+        // One connection per client: the engine dials each worker its own for a custom target,
+        // so no channel (and no strategy) is involved.
         connections: clients,
-        strategy: Strategy::Pool(clients),
+        strategy: Strategy::Single,
         timeout: None,
         cpus: args
             .cpus
