@@ -1,4 +1,5 @@
-//! Compiles the seed services' protos and the interop suite's with protox (no protoc) into Rust types and a descriptor set.
+//! Generates the seed services' and the interop suite's messages, servers and clients with
+//! volley-build (protox, no protoc).
 
 use std::{env, path::PathBuf};
 
@@ -10,18 +11,7 @@ fn main() {
         "grpc/hi.proto",
         "orders/order.proto",
         "grpc/testing/test.proto",
-    ];
-    for f in &files {
-        println!("cargo:rerun-if-changed={}", root.join(f).display());
-    }
-    let fds = protox::compile(files, [&root]).expect("compile seed protos");
-    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    std::fs::write(
-        out.join("services_descriptor.bin"),
-        prost::Message::encode_to_vec(&fds),
-    )
-    .unwrap();
-    prost_build::Config::new()
-        .compile_fds(fds)
-        .expect("generate seed service types");
+    ]
+    .map(|f| root.join(f));
+    volley_build::compile_protos(&files, &[&root]).unwrap();
 }

@@ -1,10 +1,10 @@
 //! The per-call path: a request head built once per run, a pre-encoded body, and a reply read to
 //! its status without decoding the message. This is what the load engine runs millions of times.
 
-use std::time::Duration;
+use std::{future::poll_fn, time::Duration};
 
 use bytes::{Bytes, BytesMut};
-use h2::{RecvStream, client::SendRequest};
+use h2::{RecvStream, SendStream, client::SendRequest};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header::CONTENT_TYPE};
 use volley_wire::{Code, Status, timeout::format_grpc_timeout};
 
@@ -120,7 +120,7 @@ pub struct Failure {
     pub retire: bool,
 }
 
-fn failure(e: &h2::Error, before_send: bool) -> Failure {
+pub(crate) fn failure(e: &h2::Error, before_send: bool) -> Failure {
     let refused = e.is_reset() && e.reason() == Some(h2::Reason::REFUSED_STREAM);
     let go_away = e.is_go_away();
     Failure {
@@ -223,7 +223,7 @@ pub fn code_for_http_status(status: u16) -> Code {
     }
 }
 
-fn http_status(s: http::StatusCode) -> Status {
+pub(crate) fn http_status(s: http::StatusCode) -> Status {
     Status::new(
         code_for_http_status(s.as_u16()),
         format!(
@@ -232,4 +232,18 @@ fn http_status(s: http::StatusCode) -> Status {
             s.canonical_reason().unwrap_or("")
         ),
     )
+}
+
+/// Queues one message on a request stream once the peer's flow control has room for some of it
+/// (h2 buffers the rest), so a fast sender cannot run ahead of a slow server without bound.
+pub async fn send_message(out: &mut SendStream<Bytes>, msg: Bytes, end: bool) -> Result<(), Status> {
+    out.reserve_capacity(msg.len());
+    while out.capacity() == 0 {
+        match poll_fn(|cx| out.poll_capacity(cx)).await {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(transport_status(&e)),
+            None => return Err(Status::unavailable("stream closed while sending")),
+        }
+    }
+    out.send_data(msg, end).map_err(|e| transport_status(&e))
 }

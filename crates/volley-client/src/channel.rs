@@ -235,6 +235,11 @@ impl Channel {
         Channel { inner }
     }
 
+    /// Where and how connections are dialled.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.inner.ep
+    }
+
     /// The strategy.
     pub fn strategy(&self) -> Strategy {
         self.inner.strategy

@@ -5,13 +5,16 @@
 //! `connection` dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper);
 //! `channel` shares connections between callers under a strategy (per-request, single, pool,
 //! expanding), with GOAWAY handling, transparent retry and reconnection with backoff;
-//! `call` is the lean per-call path the load engine uses; `http1` carries plain HTTP/1.1 load;
-//! `reflect` fetches schemas by server reflection.
+//! `call` is the lean per-call path the load engine uses; `grpc` the typed calls generated
+//! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds); `http1` carries plain HTTP/1.1 load;
+//! `reflect` fetches schemas by server reflection; `codegen` is what generated clients import.
 
 pub mod call;
 pub mod channel;
+pub mod codegen;
 pub mod connection;
 pub mod endpoint;
+pub mod grpc;
 pub mod http1;
 pub mod reflect;
 pub mod tls;
@@ -20,3 +23,5 @@ pub use call::{CallHead, UnaryReply};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, EndpointError, Target};
+pub use grpc::{DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming};
+pub use volley_wire::{Code, Status};

@@ -67,15 +67,25 @@ impl Default for ServerBuilder {
 }
 
 impl ServerBuilder {
-    /// Registers a service.
-    pub fn add_service(mut self, service: Service) -> Self {
+    /// Registers a service: a [`Service`] built by hand, or a generated `<Name>Server` (its
+    /// descriptors come with it).
+    pub fn add_service(mut self, service: impl Into<Service>) -> Self {
+        let mut service = service.into();
+        for fds in service.descriptors.drain(..) {
+            if !self.descriptor_sets.contains(&fds) {
+                self.descriptor_sets.push(fds);
+            }
+        }
         self.services.push(service);
         self
     }
 
     /// Adds an encoded `FileDescriptorSet` describing registered services, for reflection.
     pub fn file_descriptor_set(mut self, fds: impl Into<Bytes>) -> Self {
-        self.descriptor_sets.push(fds.into());
+        let fds = fds.into();
+        if !self.descriptor_sets.contains(&fds) {
+            self.descriptor_sets.push(fds);
+        }
         self
     }
 

@@ -23,6 +23,7 @@
 //!   response bodies, and the envelopes of gRPC-Web and Connect.
 //! - `deadline`, `transcode`: a call's deadline; JSON <-> protobuf and Connect's error words.
 //! - [`tls`], [`health`], [`reflection`]: the batteries.
+//! - [`codegen`]: what the services `volley-build` generates use.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
 //! shared with the client and the load generator; its [`Status`], [`Code`], [`IntoFrame`] and
@@ -31,6 +32,7 @@
 mod body;
 mod builder;
 mod call;
+pub mod codegen;
 mod conn;
 mod deadline;
 mod error;

@@ -1,6 +1,8 @@
 //! The built-in services of volley, one module per seed document, each a [`volley_server::Service`].
 //!
-//! `users` (seed 000), `hi` (seed 001), `greeter` (seed 003), `orders` (seed 004), and `testing` (gRPC's interop suite). [`all`] returns
+//! `users` (seed 000), `hi` (seed 001), `greeter` (seed 003), `orders` (seed 004), and `testing`
+//! (gRPC's interop suite), each an implementation of the trait volley-build generates from its
+//! .proto (`pb`, which also holds the generated clients). [`all`] returns
 //! them together; [`Options::delay`] makes every handler wait before it replies, for the seeds'
 //! sleeping-server experiments.
 
@@ -35,10 +37,10 @@ impl Options {
 /// Every built-in service.
 pub fn all(opts: Options) -> Vec<Service> {
     vec![
-        users::service(opts),
-        greeter::service(opts),
-        hi::service(opts),
-        orders::service(opts),
-        testing::service(),
+        users::service(opts).into(),
+        greeter::service(opts).into(),
+        hi::service(opts).into(),
+        orders::service(opts).into(),
+        testing::service().into(),
     ]
 }

@@ -1,9 +1,10 @@
-//! Generated message types of the seed protos, and their encoded descriptor set.
+//! Generated message types, servers and clients of the seed protos (volley-build), and their
+//! encoded descriptor set.
 #![allow(missing_docs, clippy::all)]
 
 /// The encoded `FileDescriptorSet` of every built-in service (with its imports).
 pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/services_descriptor.bin"));
+    include_bytes!(concat!(env!("OUT_DIR"), "/volley_file_descriptor_set.bin"));
 
 /// Package `api` (seed 000).
 pub mod api {

@@ -10,7 +10,8 @@
 //! - `expect_compressed` is checked against how the request message arrived: a mismatch is
 //!   INVALID_ARGUMENT; `response_compressed` and per-reply `compressed` choose gzip (when the
 //!   client accepts it) whatever the server's default;
-//! - `UnimplementedCall` is not registered, so it is UNIMPLEMENTED, as the suite expects.
+//! - `UnimplementedCall` answers UNIMPLEMENTED, as the suite expects (worded as for a method the
+//!   server lacks).
 //!
 //! The server's receive limit applies: `volley serve --max-recv-message-size 16MiB` takes the
 //! 10 MiB requests of `very_large_request`.
@@ -19,12 +20,13 @@ use std::{collections::VecDeque, pin::Pin, time::Duration};
 
 use futures_util::{Stream, StreamExt, stream};
 use http::HeaderValue;
-use volley_server::{Code, Reply, Request, Response, Service, Status, Streaming};
+use volley_server::{Code, Reply, Request, Response, Status, Streaming};
 
 use crate::pb::grpc::testing::{
     BoolValue, EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest, SimpleResponse,
     StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
     StreamingOutputCallResponse,
+    test_service_server::{TestService, TestServiceServer},
 };
 
 /// The service name.
@@ -182,86 +184,118 @@ fn duplex(
     })
 }
 
+/// A stream of replies, boxed: the interop service's streams are built from closures.
+pub type ReplyStream = Pin<Box<dyn Stream<Item = Replies> + Send>>;
+
+/// The interop suite's service, on the generated `TestService` trait.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Interop;
+
+impl TestService for Interop {
+    async fn empty_call(&self, req: Request<Empty>) -> Result<Response<Empty>, Status> {
+        Ok(Echo::of(&req).reply(Response::new(Empty {})))
+    }
+
+    async fn unary_call(
+        &self,
+        req: Request<SimpleRequest>,
+    ) -> Result<Response<SimpleResponse>, Status> {
+        unary_call(req).await
+    }
+
+    async fn cacheable_unary_call(
+        &self,
+        req: Request<SimpleRequest>,
+    ) -> Result<Response<SimpleResponse>, Status> {
+        let mut resp = unary_call(req).await?;
+        resp.metadata_mut().insert(
+            "cache-control",
+            HeaderValue::from_static("max-age=60, public"),
+        );
+        Ok(resp)
+    }
+
+    type StreamingOutputCallStream = ReplyStream;
+
+    async fn streaming_output_call(
+        &self,
+        req: Request<StreamingOutputCallRequest>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        let echo = Echo::of(&req);
+        let r = req.into_inner();
+        let any_compressed = r
+            .response_parameters
+            .iter()
+            .any(|p| p.compressed.as_ref().is_some_and(|c| c.value));
+        let status = r.response_status;
+        let end = stream::once(async move { requested_status(status.as_ref()) })
+            .filter_map(|r| async move { r.err().map(Err) });
+        let replies = stream::iter(r.response_parameters)
+            .then(streamed)
+            .chain(end);
+        let mut resp = Response::new(Box::pin(replies) as ReplyStream);
+        if any_compressed {
+            resp.set_compressed(true);
+        }
+        Ok(echo.reply(resp))
+    }
+
+    async fn streaming_input_call(
+        &self,
+        req: Request<Streaming<StreamingInputCallRequest>>,
+    ) -> Result<Response<StreamingInputCallResponse>, Status> {
+        let echo = Echo::of(&req);
+        let mut incoming = req.into_inner();
+        let mut total = 0usize;
+        while let Some(m) = incoming.message().await? {
+            check_compressed(m.expect_compressed.as_ref(), incoming.last_compressed())
+                .map_err(|s| echo.status(s))?;
+            total += m.payload.map_or(0, |p| p.body.len());
+        }
+        let aggregated_payload_size = i32::try_from(total).map_err(|_| {
+            Status::invalid_argument(format!("aggregated payload {total} overflows int32"))
+        })?;
+        Ok(echo.reply(Response::new(StreamingInputCallResponse {
+            aggregated_payload_size,
+        })))
+    }
+
+    type FullDuplexCallStream = ReplyStream;
+
+    async fn full_duplex_call(
+        &self,
+        req: Request<Streaming<StreamingOutputCallRequest>>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        let echo = Echo::of(&req);
+        let replies = duplex(req.into_inner(), echo.clone());
+        Ok(echo.reply(Response::new(Box::pin(replies) as ReplyStream)))
+    }
+
+    type HalfDuplexCallStream = ReplyStream;
+
+    async fn half_duplex_call(
+        &self,
+        req: Request<Streaming<StreamingOutputCallRequest>>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        let echo = Echo::of(&req);
+        let mut incoming = req.into_inner();
+        let mut all = Vec::new();
+        while let Some(m) = incoming.message().await? {
+            all.push(m);
+        }
+        let buffered = stream::iter(all.into_iter().map(Ok));
+        let replies = duplex(buffered, echo.clone());
+        Ok(echo.reply(Response::new(Box::pin(replies) as ReplyStream)))
+    }
+
+    async fn unimplemented_call(&self, _: Request<Empty>) -> Result<Response<Empty>, Status> {
+        Err(Status::unimplemented(
+            "unknown method UnimplementedCall for service grpc.testing.TestService",
+        ))
+    }
+}
+
 /// `grpc.testing.TestService` on volley-server.
-pub fn service() -> Service {
-    Service::builder(NAME)
-        .unary("EmptyCall", |req: Request<Empty>| async move {
-            Ok(Echo::of(&req).reply(Response::new(Empty {})))
-        })
-        .unary("UnaryCall", unary_call)
-        .unary(
-            "CacheableUnaryCall",
-            |req: Request<SimpleRequest>| async move {
-                let mut resp = unary_call(req).await?;
-                resp.metadata_mut().insert(
-                    "cache-control",
-                    HeaderValue::from_static("max-age=60, public"),
-                );
-                Ok(resp)
-            },
-        )
-        .server_streaming(
-            "StreamingOutputCall",
-            |req: Request<StreamingOutputCallRequest>| async move {
-                let echo = Echo::of(&req);
-                let r = req.into_inner();
-                let any_compressed = r
-                    .response_parameters
-                    .iter()
-                    .any(|p| p.compressed.as_ref().is_some_and(|c| c.value));
-                let status = r.response_status;
-                let end = stream::once(async move { requested_status(status.as_ref()) })
-                    .filter_map(|r| async move { r.err().map(Err) });
-                let replies = stream::iter(r.response_parameters)
-                    .then(streamed)
-                    .chain(end);
-                let mut resp = Response::new(replies);
-                if any_compressed {
-                    resp.set_compressed(true);
-                }
-                Ok(echo.reply(resp))
-            },
-        )
-        .client_streaming(
-            "StreamingInputCall",
-            |req: Request<Streaming<StreamingInputCallRequest>>| async move {
-                let echo = Echo::of(&req);
-                let mut incoming = req.into_inner();
-                let mut total = 0usize;
-                while let Some(m) = incoming.message().await? {
-                    check_compressed(m.expect_compressed.as_ref(), incoming.last_compressed())
-                        .map_err(|s| echo.status(s))?;
-                    total += m.payload.map_or(0, |p| p.body.len());
-                }
-                let aggregated_payload_size = i32::try_from(total).map_err(|_| {
-                    Status::invalid_argument(format!("aggregated payload {total} overflows int32"))
-                })?;
-                Ok(echo.reply(Response::new(StreamingInputCallResponse {
-                    aggregated_payload_size,
-                })))
-            },
-        )
-        .bidi_streaming(
-            "FullDuplexCall",
-            |req: Request<Streaming<StreamingOutputCallRequest>>| async move {
-                let echo = Echo::of(&req);
-                let replies = duplex(req.into_inner(), echo.clone());
-                Ok(echo.reply(Response::new(replies)))
-            },
-        )
-        .bidi_streaming(
-            "HalfDuplexCall",
-            |req: Request<Streaming<StreamingOutputCallRequest>>| async move {
-                let echo = Echo::of(&req);
-                let mut incoming = req.into_inner();
-                let mut all = Vec::new();
-                while let Some(m) = incoming.message().await? {
-                    all.push(m);
-                }
-                let buffered = stream::iter(all.into_iter().map(Ok));
-                let replies = duplex(buffered, echo.clone());
-                Ok(echo.reply(Response::new(replies)))
-            },
-        )
-        .build()
+pub fn service() -> TestServiceServer<Interop> {
+    TestServiceServer::new(Interop)
 }

@@ -1,11 +1,14 @@
 //! `api.Users` (seed 000): `Get` answers one fixed user with the requested id; `List` streams ten.
 
 use futures_util::stream;
-use volley_server::{Request, Response, Service, Status};
+use volley_server::{Request, Response, Status};
 
 use crate::{
     Options,
-    pb::api::{GetUserRequest, ListUserRequest, User},
+    pb::api::{
+        GetUserRequest, ListUserRequest, User,
+        users_server::{Users, UsersServer},
+    },
 };
 
 /// The service name.
@@ -34,17 +37,32 @@ pub fn list_item(i: i64) -> User {
     }
 }
 
+/// The users of `List`, named so that no box is needed: a fn pointer, not a closure.
+pub type UserList =
+    stream::Iter<std::iter::Map<std::ops::Range<i64>, fn(i64) -> Result<User, Status>>>;
+
+/// The user service, on the generated `Users` trait.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserService {
+    opts: Options,
+}
+
+impl Users for UserService {
+    async fn get(&self, req: Request<GetUserRequest>) -> Result<Response<User>, Status> {
+        self.opts.wait().await;
+        Ok(Response::new(get_reply(req.get_ref().id)))
+    }
+
+    type ListStream = UserList;
+
+    async fn list(&self, _: Request<ListUserRequest>) -> Result<Response<UserList>, Status> {
+        self.opts.wait().await;
+        let item: fn(i64) -> Result<User, Status> = |i| Ok(list_item(i));
+        Ok(Response::new(stream::iter((0..LIST_LEN).map(item))))
+    }
+}
+
 /// `api.Users` on volley-server.
-pub fn service(opts: Options) -> Service {
-    Service::builder(NAME)
-        .unary("Get", move |req: Request<GetUserRequest>| async move {
-            opts.wait().await;
-            Ok(Response::new(get_reply(req.get_ref().id)))
-        })
-        .server_streaming("List", move |_: Request<ListUserRequest>| async move {
-            opts.wait().await;
-            let users = stream::iter((0..LIST_LEN).map(|i| Ok::<_, Status>(list_item(i))));
-            Ok(Response::new(users))
-        })
-        .build()
+pub fn service(opts: Options) -> UsersServer<UserService> {
+    UsersServer::new(UserService { opts })
 }

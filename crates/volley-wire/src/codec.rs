@@ -64,6 +64,36 @@ impl<M: Message + Send + 'static> IntoFrame for Reply<M> {
     }
 }
 
+/// A frame already encoded (what [`ReplyItem`] turns a stream's items into); sent as it is.
+#[derive(Clone, Debug)]
+pub struct Encoded(pub Bytes);
+
+impl IntoFrame for Encoded {
+    fn into_frame(self) -> Bytes {
+        self.0
+    }
+}
+
+/// What a reply stream of a typed service yields for messages of type `M`: `Result<M, Status>`,
+/// or `Result<Reply<M>, Status>` to choose each message's compression. Generated service traits
+/// bound their stream types with it (`Stream<Item: ReplyItem<M>>`), so both shapes are accepted.
+pub trait ReplyItem<M>: Send + 'static {
+    /// The item's frame, or the status that ends the stream.
+    fn into_frame(self) -> Result<Encoded, Status>;
+}
+
+impl<M: Message + Send + 'static> ReplyItem<M> for Result<M, Status> {
+    fn into_frame(self) -> Result<Encoded, Status> {
+        self.map(|m| Encoded(encode_frame(&m)))
+    }
+}
+
+impl<M: Message + Send + 'static> ReplyItem<M> for Result<Reply<M>, Status> {
+    fn into_frame(self) -> Result<Encoded, Status> {
+        self.map(|r| Encoded(IntoFrame::into_frame(r)))
+    }
+}
+
 /// Frames an already-encoded payload with the given flag byte (0 plain, 1 compressed, and the
 /// end-of-stream flags of gRPC-Web and Connect).
 pub fn frame_payload(flag: u8, payload: &[u8]) -> BytesMut {

@@ -14,5 +14,5 @@ pub mod names;
 pub mod status;
 pub mod timeout;
 
-pub use codec::{IntoFrame, Reply};
+pub use codec::{Encoded, IntoFrame, Reply, ReplyItem};
 pub use status::{ALL_CODES, Code, Status};

@@ -14,17 +14,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bytes::Bytes;
-use h2::RecvStream;
-use prost::Message;
-use volley_client::{Channel, Endpoint, Strategy, call::CallHead, endpoint::Target};
+use volley_client::{Channel, Endpoint, Request, Strategy, endpoint::Target};
 use volley_services::pb::grpc::testing::{
-    EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest, SimpleResponse,
-    StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
-    StreamingOutputCallResponse,
+    BoolValue, EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest,
+    StreamingInputCallRequest, StreamingOutputCallRequest, StreamingOutputCallResponse,
+    test_service_client::TestServiceClient,
 };
-use volley_testkit::{VolleyProcess, frame, ok_stdout, tool, workspace};
-use volley_wire::{Code, Status, codec::FrameDecoder};
+use volley_testkit::{VolleyProcess, ok_stdout, tool, workspace};
+use volley_wire::Code;
 
 /// The cases grpc-go's client and grpc-java's client both run.
 const CASES: &[&str] = &[
@@ -285,73 +282,6 @@ fn go_server(tls: bool) -> GoServer {
     GoServer(child, addr)
 }
 
-fn head(addr: SocketAddr, method: &str, metadata: &[(&'static str, &'static str)]) -> CallHead {
-    let md: Vec<_> = metadata
-        .iter()
-        .map(|(k, v)| {
-            (
-                http::HeaderName::from_static(k),
-                http::HeaderValue::from_static(v),
-            )
-        })
-        .collect();
-    CallHead::new(
-        "http",
-        &addr.to_string(),
-        &format!("/grpc.testing.TestService/{method}"),
-        &md,
-        None,
-        false,
-    )
-    .unwrap()
-}
-
-/// Opens one stream on the channel, sends `requests` (then half-closes) and reads every reply,
-/// the response headers and the status.
-async fn stream_call<M: Message + Default>(
-    ch: &Channel,
-    head: &CallHead,
-    requests: Vec<Bytes>,
-) -> (Vec<M>, http::HeaderMap, Status) {
-    let lease = ch.lease().await.expect("a connection");
-    let mut send = lease.connection().sender().clone().ready().await.unwrap();
-    let (resp, mut body) = send.send_request(head.request(), false).unwrap();
-    let n = requests.len();
-    for (i, r) in requests.into_iter().enumerate() {
-        body.send_data(r, i + 1 == n).unwrap();
-    }
-    if n == 0 {
-        body.send_data(Bytes::new(), true).unwrap();
-    }
-    let resp = resp.await.unwrap();
-    let headers = resp.headers().clone();
-    let (replies, status) = read_replies(&headers, resp.into_body()).await;
-    (
-        replies.into_iter().map(|b| M::decode(b).unwrap()).collect(),
-        headers,
-        status,
-    )
-}
-
-/// The replies and the status (from the trailers, or the headers of a trailers-only response).
-async fn read_replies(headers: &http::HeaderMap, mut body: RecvStream) -> (Vec<Bytes>, Status) {
-    let mut dec = FrameDecoder::new(None, usize::MAX);
-    let mut out = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        dec.push(chunk);
-        while let Some(m) = dec.next_message().unwrap() {
-            out.push(m);
-        }
-    }
-    let trailers = body.trailers().await.unwrap().unwrap_or_default();
-    let status = Status::from_headers(&trailers)
-        .or_else(|| Status::from_headers(headers))
-        .unwrap_or_else(|| panic!("no grpc-status: headers {headers:?}, trailers {trailers:?}"));
-    (out, status)
-}
-
 fn body_of(size: usize) -> Option<Payload> {
     Some(Payload {
         r#type: 0,
@@ -369,12 +299,31 @@ fn params(sizes: &[i32]) -> Vec<ResponseParameters> {
         .collect()
 }
 
-/// volley-client drives grpc-go's interop server through the interop cases a client can run with
-/// its API: large_unary, status_code_and_message, custom_metadata, client_streaming,
-/// server_streaming, ping_pong (as one stream of four exchanges) and empty_stream, on every
+/// A request stream fed by the test as it goes (for ping_pong's one-at-a-time exchange).
+fn fed() -> (
+    tokio::sync::mpsc::UnboundedSender<StreamingOutputCallRequest>,
+    impl futures_util::Stream<Item = StreamingOutputCallRequest> + Send + 'static,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|m| (m, rx))
+    });
+    (tx, stream)
+}
+
+fn payload_len(r: &StreamingOutputCallResponse) -> usize {
+    r.payload.as_ref().map_or(0, |p| p.body.len())
+}
+
+/// The generated TestService client (volley-build) drives grpc-go's interop server through the
+/// interop cases a client runs, as grpc/doc/interop-test-descriptions.md words them:
+/// empty_unary, large_unary, client_compressed_unary, status_code_and_message,
+/// special_status_message, custom_metadata (unary and full duplex), client_streaming,
+/// server_streaming, ping_pong (one request, then its reply, four times), empty_stream,
+/// timeout_on_sleeping_server, cancel_after_first_response and unimplemented_method, on every
 /// connection strategy.
 #[test]
-fn volley_client_drives_grpc_go_interop_server() {
+fn generated_client_drives_grpc_go_interop_server() {
     let _serial = serial();
     let server = go_server(false);
     let addr = server.1;
@@ -385,81 +334,107 @@ fn volley_client_drives_grpc_go_interop_server() {
     rt.block_on(async {
         for strategy in ["single", "pool:2", "expanding:3", "per-request"] {
             let ep = Endpoint::new(Target::parse(&addr.to_string()).unwrap()).unwrap();
-            let ch = Channel::new(ep, Strategy::parse(strategy, 1).unwrap());
+            let client = TestServiceClient::new(Channel::new(ep, Strategy::parse(strategy, 1).unwrap()));
 
-            // empty_unary and large_unary.
-            let reply = ch
-                .unary_message(&head(addr, "EmptyCall", &[]), frame(&Empty {}))
-                .await
-                .unwrap();
-            assert!(reply.is_empty(), "{strategy}: Empty is zero bytes");
+            // empty_unary.
+            let reply = client.empty_call(Empty {}).await.unwrap();
+            assert_eq!(reply.into_inner(), Empty {}, "{strategy}");
+
+            // large_unary.
             let req = SimpleRequest {
                 response_size: 314_159,
                 payload: body_of(271_828),
                 ..Default::default()
             };
-            let reply = ch
-                .unary_message(&head(addr, "UnaryCall", &[]), frame(&req))
-                .await
-                .unwrap();
-            let reply = SimpleResponse::decode(reply).unwrap();
+            let reply = client.unary_call(req.clone()).await.unwrap().into_inner();
             assert_eq!(reply.payload.unwrap().body.len(), 314_159, "{strategy}");
 
-            // status_code_and_message.
-            let req = SimpleRequest {
-                response_status: Some(EchoStatus {
-                    code: 2,
-                    message: "test status message".into(),
-                }),
-                ..Default::default()
+            // client_compressed_unary: the server checks the flag it was promised.
+            let mut compressed = Request::new(SimpleRequest {
+                expect_compressed: Some(BoolValue { value: true }),
+                ..req.clone()
+            });
+            compressed.set_compressed(true);
+            let reply = client.unary_call(compressed).await.unwrap().into_inner();
+            assert_eq!(reply.payload.unwrap().body.len(), 314_159, "{strategy}");
+            let lying = SimpleRequest {
+                expect_compressed: Some(BoolValue { value: true }),
+                ..req
             };
-            let err = ch
-                .unary_message(&head(addr, "UnaryCall", &[]), frame(&req))
-                .await
-                .unwrap_err();
-            assert_eq!(err.code(), Code::Unknown, "{strategy}");
-            assert_eq!(err.message(), "test status message", "{strategy}");
+            let err = client.unary_call(lying).await.unwrap_err();
+            assert_eq!(err.code(), Code::InvalidArgument, "{strategy}: {err:?}");
 
-            // custom_metadata: the echoed initial metadata arrives on the response headers.
-            let (replies, headers, status) = stream_call::<SimpleResponse>(
-                &ch,
-                &head(
-                    addr,
-                    "UnaryCall",
-                    &[("x-grpc-test-echo-initial", "test_initial_metadata_value")],
-                ),
-                vec![frame(&SimpleRequest {
-                    response_size: 10,
+            // status_code_and_message and special_status_message.
+            for message in ["test status message", "\t\ntest with whitespace\r\nand Unicode BMP \u{263a} and non-BMP \u{1f608}\t\n"] {
+                let req = SimpleRequest {
+                    response_status: Some(EchoStatus {
+                        code: 2,
+                        message: message.into(),
+                    }),
                     ..Default::default()
-                })],
-            )
-            .await;
-            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
-            assert_eq!(replies.len(), 1);
+                };
+                let err = client.unary_call(req).await.unwrap_err();
+                assert_eq!(err.code(), Code::Unknown, "{strategy}");
+                assert_eq!(err.message(), message, "{strategy}");
+            }
+
+            // custom_metadata, unary: initial metadata on the headers, trailing on the trailers.
+            let mut req = Request::new(SimpleRequest {
+                response_size: 314_159,
+                payload: body_of(271_828),
+                ..Default::default()
+            });
+            req.metadata_mut().insert(
+                "x-grpc-test-echo-initial",
+                http::HeaderValue::from_static("test_initial_metadata_value"),
+            );
+            req.metadata_mut().insert(
+                "x-grpc-test-echo-trailing-bin",
+                http::HeaderValue::from_static("q6ur"),
+            );
+            let reply = client.unary_call(req).await.unwrap();
             assert_eq!(
-                headers["x-grpc-test-echo-initial"],
+                reply.metadata()["x-grpc-test-echo-initial"],
+                "test_initial_metadata_value",
+                "{strategy}"
+            );
+            assert_eq!(reply.trailers()["x-grpc-test-echo-trailing-bin"], "q6ur");
+
+            // custom_metadata, full duplex: the same, the trailers read after the stream.
+            let mut req = Request::new(futures_util::stream::iter([StreamingOutputCallRequest {
+                response_parameters: params(&[314_159]),
+                payload: body_of(271_828),
+                ..Default::default()
+            }]));
+            req.metadata_mut().insert(
+                "x-grpc-test-echo-initial",
+                http::HeaderValue::from_static("test_initial_metadata_value"),
+            );
+            req.metadata_mut().insert(
+                "x-grpc-test-echo-trailing-bin",
+                http::HeaderValue::from_static("q6ur"),
+            );
+            let reply = client.full_duplex_call(req).await.unwrap();
+            assert_eq!(
+                reply.metadata()["x-grpc-test-echo-initial"],
                 "test_initial_metadata_value"
             );
+            let mut replies = reply.into_inner();
+            assert_eq!(payload_len(&replies.message().await.unwrap().unwrap()), 314_159);
+            assert!(replies.message().await.unwrap().is_none(), "{strategy}");
+            assert_eq!(replies.trailers().unwrap()["x-grpc-test-echo-trailing-bin"], "q6ur");
 
             // client_streaming: 27182 + 8 + 1828 + 45904 = 74922.
             let sizes = [27_182, 8, 1_828, 45_904];
-            let reqs = sizes
-                .iter()
-                .map(|&n| {
-                    frame(&StreamingInputCallRequest {
-                        payload: body_of(n),
-                        ..Default::default()
-                    })
-                })
-                .collect();
-            let (replies, _, status) = stream_call::<StreamingInputCallResponse>(
-                &ch,
-                &head(addr, "StreamingInputCall", &[]),
-                reqs,
-            )
-            .await;
-            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
-            assert_eq!(replies[0].aggregated_payload_size, 74_922);
+            let reqs = sizes.map(|n| StreamingInputCallRequest {
+                payload: body_of(n),
+                ..Default::default()
+            });
+            let reply = client
+                .streaming_input_call(futures_util::stream::iter(reqs))
+                .await
+                .unwrap();
+            assert_eq!(reply.get_ref().aggregated_payload_size, 74_922, "{strategy}");
 
             // server_streaming.
             let out_sizes = [31_415, 9, 2_653, 58_979];
@@ -467,49 +442,70 @@ fn volley_client_drives_grpc_go_interop_server() {
                 response_parameters: params(&out_sizes),
                 ..Default::default()
             };
-            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
-                &ch,
-                &head(addr, "StreamingOutputCall", &[]),
-                vec![frame(&req)],
-            )
-            .await;
-            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
-            let got: Vec<usize> = replies
-                .iter()
-                .map(|r| r.payload.as_ref().unwrap().body.len())
-                .collect();
-            assert_eq!(got, [31_415, 9, 2_653, 58_979]);
+            let mut replies = client.streaming_output_call(req).await.unwrap().into_inner();
+            let mut got = Vec::new();
+            while let Some(r) = replies.message().await.unwrap() {
+                got.push(payload_len(&r));
+            }
+            assert_eq!(got, [31_415, 9, 2_653, 58_979], "{strategy}");
 
-            // ping_pong: four requests on one bidi stream, a reply of the asked size to each.
-            let reqs = out_sizes
-                .iter()
-                .zip(sizes)
-                .map(|(&out, inp)| {
-                    frame(&StreamingOutputCallRequest {
-                        response_parameters: params(&[out]),
-                        payload: body_of(inp),
-                        ..Default::default()
-                    })
-                })
-                .collect();
-            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
-                &ch,
-                &head(addr, "FullDuplexCall", &[]),
-                reqs,
-            )
-            .await;
-            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
-            assert_eq!(replies.len(), 4);
+            // ping_pong: each request sent only after the previous reply arrived.
+            let (tx, requests) = fed();
+            let ping = |i: usize| StreamingOutputCallRequest {
+                response_parameters: params(&[out_sizes[i]]),
+                payload: body_of(sizes[i]),
+                ..Default::default()
+            };
+            tx.send(ping(0)).unwrap();
+            let mut replies = client.full_duplex_call(requests).await.unwrap().into_inner();
+            for i in 0..4 {
+                let r = replies.message().await.unwrap().expect("a reply per ping");
+                assert_eq!(payload_len(&r), out_sizes[i] as usize, "{strategy}");
+                if i < 3 {
+                    tx.send(ping(i + 1)).unwrap();
+                }
+            }
+            drop(tx);
+            assert!(replies.message().await.unwrap().is_none(), "{strategy}");
 
             // empty_stream.
-            let (replies, _, status) = stream_call::<StreamingOutputCallResponse>(
-                &ch,
-                &head(addr, "FullDuplexCall", &[]),
-                vec![],
-            )
-            .await;
-            assert_eq!(status.code(), Code::Ok, "{strategy}: {status:?}");
-            assert!(replies.is_empty());
+            let none: [StreamingOutputCallRequest; 0] = [];
+            let mut replies = client
+                .full_duplex_call(futures_util::stream::iter(none))
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(replies.message().await.unwrap().is_none(), "{strategy}");
+
+            // timeout_on_sleeping_server: a 1 ms deadline on a call the server holds open.
+            let (tx, requests) = fed();
+            tx.send(StreamingOutputCallRequest {
+                payload: body_of(27_182),
+                ..Default::default()
+            })
+            .unwrap();
+            let mut req = Request::new(requests);
+            req.set_timeout(Duration::from_millis(1));
+            let code = match client.full_duplex_call(req).await {
+                Err(e) => e.code(),
+                Ok(r) => r.into_inner().message().await.unwrap_err().code(),
+            };
+            assert_eq!(code, Code::DeadlineExceeded, "{strategy}");
+            drop(tx);
+
+            // cancel_after_first_response: dropping the reply stream cancels the call, and the
+            // client goes on working.
+            let (tx, requests) = fed();
+            tx.send(ping(0)).unwrap();
+            let mut replies = client.full_duplex_call(requests).await.unwrap().into_inner();
+            assert!(replies.message().await.unwrap().is_some());
+            drop(replies);
+            drop(tx);
+            assert!(client.empty_call(Empty {}).await.is_ok(), "{strategy}");
+
+            // unimplemented_method.
+            let err = client.unimplemented_call(Empty {}).await.unwrap_err();
+            assert_eq!(err.code(), Code::Unimplemented, "{strategy}");
         }
     });
 }

@@ -2,13 +2,13 @@
 //! `--stream-call-duration`), client and bidi streams sent with `--stream-interval` and, for bidi,
 //! replies matched to requests in order for per-message latency.
 
-use std::{cell::RefCell, collections::VecDeque, future::poll_fn, time::Instant};
+use std::{cell::RefCell, collections::VecDeque, time::Instant};
 
 use bytes::Bytes;
-use h2::{RecvStream, SendStream};
+use h2::RecvStream;
 use volley_client::{
     Connection,
-    call::{finish, transport_status},
+    call::{finish, send_message, transport_status},
 };
 use volley_wire::{Code, Status};
 
@@ -60,19 +60,6 @@ impl MessageCounter {
         }
         done
     }
-}
-
-async fn send_message(out: &mut SendStream<Bytes>, msg: Bytes, end: bool) -> Result<(), Status> {
-    // Respect the peer's flow control: wait for some capacity before queueing more.
-    out.reserve_capacity(msg.len());
-    while out.capacity() == 0 {
-        match poll_fn(|cx| out.poll_capacity(cx)).await {
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(transport_status(&e)),
-            None => return Err(Status::unavailable("stream closed while sending")),
-        }
-    }
-    out.send_data(msg, end).map_err(|e| transport_status(&e))
 }
 
 pub(super) async fn stream_call(

@@ -40,6 +40,8 @@ pub(crate) enum Handler {
 pub struct Service {
     pub(crate) name: String,
     pub(crate) methods: Vec<(String, Handler)>,
+    /// Encoded `FileDescriptorSet`s describing the service, added to the server's descriptors.
+    pub(crate) descriptors: Vec<Bytes>,
 }
 
 impl Service {
@@ -49,6 +51,7 @@ impl Service {
             service: Service {
                 name: name.into(),
                 methods: Vec::new(),
+                descriptors: Vec::new(),
             },
         }
     }
@@ -151,6 +154,15 @@ impl ServiceBuilder {
                 Box::pin(fut.map(|r| r.map(|resp| resp.map(encode_stream))))
             };
         self.add(method, Handler::Bidi(Arc::new(h)))
+    }
+
+    /// Attaches an encoded `FileDescriptorSet` describing the service (generated services
+    /// attach theirs): the server adds it to its descriptors, so reflection, Connect/JSON and
+    /// REST rules (`google.api.http`) know the service without
+    /// [`ServerBuilder::file_descriptor_set`](crate::ServerBuilder::file_descriptor_set).
+    pub fn file_descriptor_set(mut self, fds: impl Into<Bytes>) -> Self {
+        self.service.descriptors.push(fds.into());
+        self
     }
 
     /// The finished service.

@@ -1,0 +1,107 @@
+//! The text of `<service>_client`: a typed client with one method per rpc over `volley_client::Grpc`.
+
+use std::fmt::Write;
+
+use prost_build::Service;
+
+use crate::{
+    names::snake,
+    server::{full_name, type_path},
+};
+
+/// Appends `<service>_client` to `buf`.
+pub(crate) fn generate(service: &Service, buf: &mut String) {
+    let full = full_name(service);
+    let client = format!("{}Client", service.name);
+    let module = format!("{}_client", snake(&service.proto_name));
+    let w = buf;
+    let _ = writeln!(
+        w,
+        "/// Client side of `{full}`: [`{module}::{client}`], typed calls over a \
+         `volley_client::Channel`."
+    );
+    let _ = writeln!(
+        w,
+        "pub mod {module} {{\n\
+         #![allow(unused_imports, clippy::all, clippy::pedantic)]\n\
+         use volley_client::codegen::*;"
+    );
+    service.comments.append_with_indent(0, w);
+    let _ = writeln!(
+        w,
+        "///\n\
+         /// Typed calls to `{full}`: each method takes the request message (or a `Request` \
+         holding it, to add metadata, a timeout or compression) and returns the reply, or the \
+         call's `Status`.\n\
+         #[derive(Clone, Debug)]\n\
+         pub struct {client} {{ inner: Grpc }}\n\
+         impl {client} {{\n\
+             /// Dials `target` (`host:port`, `http://host:port`, `unix:/path`) in plaintext on one \
+             shared connection. For TLS or another connection strategy, build a \
+             `volley_client::Channel` and use [`{client}::new`].\n\
+             pub async fn connect(target: &str) -> Result<Self, DialError> {{\n\
+                 Grpc::connect(target).await.map(Self::from_grpc)\n\
+             }}\n\
+             /// Calls over `channel` (any strategy: per-request, single, pool, expanding).\n\
+             pub fn new(channel: Channel) -> Self {{ Self::from_grpc(Grpc::new(channel)) }}\n\
+             /// Calls through a configured [`Grpc`].\n\
+             pub fn from_grpc(inner: Grpc) -> Self {{ {client} {{ inner }} }}\n\
+             /// Compresses request messages with gzip unless a call says otherwise.\n\
+             #[must_use]\n\
+             pub fn send_compressed(mut self, on: bool) -> Self {{\n\
+                 self.inner = self.inner.send_compressed(on);\n\
+                 self\n\
+             }}\n\
+             /// Largest reply message accepted (default 4 MiB).\n\
+             #[must_use]\n\
+             pub fn max_decoding_message_size(mut self, bytes: usize) -> Self {{\n\
+                 self.inner = self.inner.max_decoding_message_size(bytes);\n\
+                 self\n\
+             }}\n\
+             /// The call core, and through it the channel.\n\
+             pub fn grpc(&self) -> &Grpc {{ &self.inner }}"
+    );
+    for m in &service.methods {
+        let input = type_path(&m.input_type);
+        let output = type_path(&m.output_type);
+        let path = format!("/{full}/{}", m.proto_name);
+        m.comments.append_with_indent(0, w);
+        if m.comments.leading.is_empty() {
+            let _ = writeln!(w, "/// `{path}`.");
+        }
+        let (arg, reply, call, conv) = match (m.client_streaming, m.server_streaming) {
+            (false, false) => (
+                format!("impl Into<Request<{input}>>"),
+                output,
+                "unary",
+                "into",
+            ),
+            (false, true) => (
+                format!("impl Into<Request<{input}>>"),
+                format!("Streaming<{output}>"),
+                "server_streaming",
+                "into",
+            ),
+            (true, false) => (
+                format!("impl IntoStreamingRequest<Message = {input}>"),
+                output,
+                "client_streaming",
+                "into_streaming_request",
+            ),
+            (true, true) => (
+                format!("impl IntoStreamingRequest<Message = {input}>"),
+                format!("Streaming<{output}>"),
+                "streaming",
+                "into_streaming_request",
+            ),
+        };
+        let _ = writeln!(
+            w,
+            "pub async fn {name}(&self, request: {arg}) -> Result<Response<{reply}>, Status> {{\n\
+                 self.inner.{call}(\"{path}\", request.{conv}()).await\n\
+             }}",
+            name = m.name,
+        );
+    }
+    let _ = writeln!(w, "}}\n}}");
+}

@@ -1,0 +1,6 @@
+//! What generated clients (`volley-build`) use, in one import, as tonic's `codegen` module: not
+//! meant for hand-written code, which imports from the crate root.
+
+pub use volley_wire::Status;
+
+pub use crate::{Channel, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming};

@@ -1,0 +1,386 @@
+//! Typed calls: [`Grpc`] sends prost messages over a [`Channel`] for all four call kinds, with
+//! per-call metadata, deadline and compression. Generated clients (`volley-build`) are thin
+//! wrappers over it, one method per rpc, as tonic's are over `tonic::client::Grpc`.
+
+mod message;
+mod streaming;
+
+use std::pin::pin;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use futures_util::StreamExt;
+use h2::{SendStream, client::ResponseFuture};
+use http::{
+    HeaderMap, HeaderValue, Method, Uri,
+    header::{CONTENT_TYPE, TE, USER_AGENT},
+    uri::{Authority, PathAndQuery, Scheme},
+};
+use prost::Message;
+use tokio::time::Instant;
+use volley_wire::{
+    Code, Status,
+    codec::{DEFAULT_MAX_RECV, FrameDecoder, encode_frame},
+    compression::{ACCEPT_ENCODING, Encoding},
+    names::{GRPC_ACCEPT_ENCODING, GRPC_ENCODING, GRPC_TIMEOUT},
+    timeout::format_grpc_timeout,
+};
+
+pub use message::{IntoStreamingRequest, Request, Response};
+pub use streaming::Streaming;
+
+use crate::{
+    Channel, Endpoint, EndpointError, Lease, Strategy,
+    call::{failure, http_status, send_message},
+    endpoint::Target,
+};
+use message::Parts;
+use streaming::{AbortOnDrop, Held};
+
+/// Attempts of a unary call the server never saw (as [`Channel`]'s untyped calls).
+const MAX_ATTEMPTS: usize = 3;
+
+/// Why [`Grpc::connect`] could not reach its target.
+#[derive(Debug, thiserror::Error)]
+pub enum DialError {
+    /// The target is not a gRPC target.
+    #[error(transparent)]
+    Target(#[from] EndpointError),
+    /// The first connection could not be opened.
+    #[error("{}", .0.message())]
+    Dial(Status),
+}
+
+/// The typed-call core that generated clients wrap; cheap to clone (the channel is shared).
+#[derive(Clone)]
+pub struct Grpc {
+    channel: Channel,
+    scheme: Scheme,
+    authority: Authority,
+    send_compressed: bool,
+    max_recv: usize,
+}
+
+impl std::fmt::Debug for Grpc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grpc")
+            .field("authority", &self.authority)
+            .field("strategy", &self.channel.strategy())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Grpc {
+    /// Typed calls over `channel` (any strategy).
+    pub fn new(channel: Channel) -> Grpc {
+        let ep = channel.endpoint();
+        let scheme = if ep.tls.is_some() {
+            Scheme::HTTPS
+        } else {
+            Scheme::HTTP
+        };
+        // The endpoint checked its authority when it was built from a target.
+        let authority = Authority::try_from(ep.authority.as_str())
+            .unwrap_or_else(|_| Authority::from_static("localhost"));
+        Grpc {
+            channel,
+            scheme,
+            authority,
+            send_compressed: false,
+            max_recv: DEFAULT_MAX_RECV,
+        }
+    }
+
+    /// Dials `target` (`host:port`, `http://host:port`, `dns:///host:port`, `unix:/path`) in
+    /// plaintext on one shared connection, as tonic's generated `connect` does; for TLS or another
+    /// strategy build a [`Channel`] and use [`Grpc::new`].
+    pub async fn connect(target: &str) -> Result<Grpc, DialError> {
+        let target = target.strip_prefix("http://").unwrap_or(target);
+        let ep = Endpoint::new(Target::parse(target)?)?;
+        let channel = Channel::new(ep, Strategy::Single);
+        channel.warm().await.map_err(DialError::Dial)?;
+        Ok(Grpc::new(channel))
+    }
+
+    /// Compresses request messages with gzip unless a call says otherwise (default off).
+    #[must_use]
+    pub fn send_compressed(mut self, on: bool) -> Self {
+        self.send_compressed = on;
+        self
+    }
+
+    /// Largest reply message accepted, after decompression (default 4 MiB, as grpc-go's).
+    #[must_use]
+    pub fn max_decoding_message_size(mut self, bytes: usize) -> Self {
+        self.max_recv = bytes;
+        self
+    }
+
+    /// The channel calls go over.
+    pub fn channel(&self) -> &Channel {
+        &self.channel
+    }
+
+    /// One request, one reply. A call the server never saw (refused stream, GOAWAY, connection
+    /// gone before the stream opened) is sent again, up to three attempts.
+    pub async fn unary<Req, Resp>(
+        &self,
+        path: &'static str,
+        request: Request<Req>,
+    ) -> Result<Response<Resp>, Status>
+    where
+        Req: Message,
+        Resp: Message + Default,
+    {
+        let (parts, message) = request.into_parts();
+        let compress = parts.compress.unwrap_or(self.send_compressed);
+        let body = frame(&message, compress);
+        let deadline = parts.timeout.map(|t| Instant::now() + t);
+        let mut attempts = 0;
+        let (headers, mut replies) = loop {
+            attempts += 1;
+            let lease = self.channel.lease().await?;
+            let sent = async {
+                let (resp, mut out) = open(&lease, self.head(path, &parts, compress)).await?;
+                out.send_data(body.clone(), true)
+                    .map_err(|e| failure(&e, false))?;
+                resp.await.map_err(|e| failure(&e, false))
+            };
+            match within(deadline, sent).await {
+                Ok(resp) => {
+                    let held = self.held(Some(lease), None, deadline);
+                    break self.replies::<Resp>(resp, held)?;
+                }
+                Err(f) => {
+                    if f.retire {
+                        lease.connection().retire();
+                    }
+                    if !f.unprocessed || attempts >= MAX_ATTEMPTS {
+                        return Err(f.status);
+                    }
+                }
+            }
+        };
+        let reply = single(&mut replies).await?;
+        Ok(Response::from_parts(headers, reply, replies.take_trailers()))
+    }
+
+    /// One request, a stream of replies.
+    pub async fn server_streaming<Req, Resp>(
+        &self,
+        path: &'static str,
+        request: Request<Req>,
+    ) -> Result<Response<Streaming<Resp>>, Status>
+    where
+        Req: Message,
+        Resp: Message + Default,
+    {
+        let (parts, message) = request.into_parts();
+        let compress = parts.compress.unwrap_or(self.send_compressed);
+        let deadline = parts.timeout.map(|t| Instant::now() + t);
+        let lease = self.channel.lease().await?;
+        let (resp, mut out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
+            .await
+            .map_err(|f| f.status)?;
+        out.send_data(frame(&message, compress), true)
+            .map_err(|e| failure(&e, false).status)?;
+        let resp = within(deadline, async { resp.await.map_err(|e| failure(&e, false)) })
+            .await
+            .map_err(|f| f.status)?;
+        let (headers, replies) = self.replies(resp, self.held(Some(lease), None, deadline))?;
+        Ok(Response::from_parts(headers, replies, HeaderMap::new()))
+    }
+
+    /// A stream of requests, one reply.
+    pub async fn client_streaming<S, Resp>(
+        &self,
+        path: &'static str,
+        request: Request<S>,
+    ) -> Result<Response<Resp>, Status>
+    where
+        S: Stream + Send + 'static,
+        S::Item: Message + 'static,
+        Resp: Message + Default,
+    {
+        let (headers, mut replies) = self.streaming(path, request).await?.into_parts_stream();
+        let reply = single(&mut replies).await?;
+        Ok(Response::from_parts(headers, reply, replies.take_trailers()))
+    }
+
+    /// A stream of requests and a stream of replies, both open at once. The requests are sent
+    /// by a task of their own, with the server's flow control, until the stream ends or the
+    /// call does.
+    pub async fn streaming<S, Resp>(
+        &self,
+        path: &'static str,
+        request: Request<S>,
+    ) -> Result<Response<Streaming<Resp>>, Status>
+    where
+        S: Stream + Send + 'static,
+        S::Item: Message + 'static,
+        Resp: Message + Default,
+    {
+        let (parts, messages) = request.into_parts();
+        let compress = parts.compress.unwrap_or(self.send_compressed);
+        let deadline = parts.timeout.map(|t| Instant::now() + t);
+        let lease = self.channel.lease().await?;
+        let (resp, out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
+            .await
+            .map_err(|f| f.status)?;
+        let sender = AbortOnDrop(tokio::spawn(send_all(out, messages, compress)));
+        let resp = within(deadline, async { resp.await.map_err(|e| failure(&e, false)) })
+            .await
+            .map_err(|f| f.status)?;
+        let held = self.held(Some(lease), Some(sender), deadline);
+        let (headers, replies) = self.replies(resp, held)?;
+        Ok(Response::from_parts(headers, replies, HeaderMap::new()))
+    }
+
+    fn held(
+        &self,
+        lease: Option<Lease>,
+        sender: Option<AbortOnDrop>,
+        deadline: Option<Instant>,
+    ) -> Held {
+        Held {
+            _lease: lease,
+            _sender: sender,
+            deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
+        }
+    }
+
+    /// The request head of one call.
+    fn head(&self, path: &'static str, parts: &Parts, compress: bool) -> http::Request<()> {
+        let mut uri = http::uri::Parts::default();
+        uri.scheme = Some(self.scheme.clone());
+        uri.authority = Some(self.authority.clone());
+        uri.path_and_query = Some(PathAndQuery::from_static(path));
+        let mut r = http::Request::new(());
+        *r.method_mut() = Method::POST;
+        *r.uri_mut() = Uri::from_parts(uri).expect("scheme, authority and path are set");
+        let h = r.headers_mut();
+        h.reserve(6 + parts.metadata.len());
+        for (k, v) in &parts.metadata {
+            h.append(k, v.clone());
+        }
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+        h.insert(TE, HeaderValue::from_static("trailers"));
+        h.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
+        if compress {
+            h.insert(GRPC_ENCODING, Encoding::Gzip.header_value());
+        }
+        if let Some(t) = parts.timeout {
+            let v = HeaderValue::from_str(&format_grpc_timeout(t)).expect("digits and a unit");
+            h.insert(GRPC_TIMEOUT, v);
+        }
+        r
+    }
+
+    /// The response headers and the reply stream, or the call's status when the server answered
+    /// with an HTTP error or a trailers-only response.
+    fn replies<Resp: Message + Default>(
+        &self,
+        resp: http::Response<h2::RecvStream>,
+        held: Held,
+    ) -> Result<(HeaderMap, Streaming<Resp>), Status> {
+        let (head, body) = resp.into_parts();
+        if head.status != http::StatusCode::OK {
+            return Err(http_status(head.status));
+        }
+        if let Some(status) = Status::from_headers(&head.headers) {
+            if status.code() != Code::Ok {
+                return Err(status);
+            }
+            let trailers = head.headers.clone();
+            return Ok((head.headers, Streaming::ended(body, trailers, status)));
+        }
+        let encoding = Encoding::from_header(head.headers.get(GRPC_ENCODING))?;
+        let decoder = FrameDecoder::new(encoding, self.max_recv);
+        Ok((head.headers, Streaming::new(body, decoder, held)))
+    }
+}
+
+/// `user-agent` of typed calls.
+const USER_AGENT_VALUE: &str = concat!("volley-client/", env!("CARGO_PKG_VERSION"));
+
+impl<T> Response<Streaming<T>> {
+    fn into_parts_stream(self) -> (HeaderMap, Streaming<T>) {
+        let (headers, replies, _) = self.into_parts();
+        (headers, replies)
+    }
+}
+
+/// Opens the call's stream on the leased connection.
+async fn open(
+    lease: &Lease,
+    head: http::Request<()>,
+) -> Result<(ResponseFuture, SendStream<Bytes>), crate::call::Failure> {
+    let sender = lease.connection().sender().clone();
+    let mut send = sender.ready().await.map_err(|e| failure(&e, true))?;
+    send.send_request(head, false)
+        .map_err(|e| failure(&e, true))
+}
+
+/// Runs `fut` until `deadline`, if any, failing with DEADLINE_EXCEEDED after it.
+async fn within<T>(
+    deadline: Option<Instant>,
+    fut: impl Future<Output = Result<T, crate::call::Failure>>,
+) -> Result<T, crate::call::Failure> {
+    match deadline {
+        None => fut.await,
+        Some(d) => tokio::time::timeout_at(d, fut)
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::call::Failure {
+                    status: Status::new(Code::DeadlineExceeded, "context deadline exceeded"),
+                    unprocessed: false,
+                    retire: false,
+                })
+            }),
+    }
+}
+
+/// The one reply of a unary or client-streaming call, read to the call's end.
+async fn single<T: Message + Default>(replies: &mut Streaming<T>) -> Result<T, Status> {
+    let Some(reply) = replies.message().await? else {
+        return Err(Status::internal(
+            "the server ended a unary call without a reply",
+        ));
+    };
+    if replies.message().await?.is_some() {
+        return Err(Status::internal(
+            "the server sent more than one reply to a unary call",
+        ));
+    }
+    Ok(reply)
+}
+
+/// One request message as a frame, gzipped when asked.
+fn frame<M: Message>(message: &M, compress: bool) -> Bytes {
+    let f = encode_frame(message);
+    if compress {
+        Encoding::Gzip.compress_frame(&f[volley_wire::codec::HEADER_LEN..])
+    } else {
+        f
+    }
+}
+
+/// Sends every message of `messages`, then ends the request stream. Stops quietly when the
+/// call is gone (the reply side reports its status).
+async fn send_all<S>(mut out: SendStream<Bytes>, messages: S, compress: bool)
+where
+    S: Stream + Send,
+    S::Item: Message,
+{
+    let mut messages = pin!(messages);
+    while let Some(m) = messages.next().await {
+        if send_message(&mut out, frame(&m, compress), false)
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+    let _ = out.send_data(Bytes::new(), true);
+}

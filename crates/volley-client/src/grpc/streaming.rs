@@ -1,0 +1,194 @@
+//! [`Streaming`]: the replies of a typed call as they arrive, decoded, then its trailers.
+
+use std::{
+    future::poll_fn,
+    marker::PhantomData,
+    pin::Pin,
+    task::{Context, Poll, ready},
+};
+
+use bytes::Bytes;
+use futures_util::Stream;
+use h2::RecvStream;
+use http::HeaderMap;
+use prost::Message;
+use tokio::{task::JoinHandle, time::Sleep};
+use volley_wire::{Code, Status, codec::FrameDecoder};
+
+use crate::{Lease, call::transport_status};
+
+/// Aborts the task sending a call's request stream once the call is over or abandoned.
+pub(crate) struct AbortOnDrop(pub(crate) JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// What the call holds while its replies are read: its connection lease, its request-stream
+/// sender, its deadline.
+#[derive(Default)]
+pub(crate) struct Held {
+    /// Held for its drop: the connection stays counted in flight while replies are read.
+    pub(crate) _lease: Option<Lease>,
+    /// Held for its drop: the request stream stops when the call ends.
+    pub(crate) _sender: Option<AbortOnDrop>,
+    pub(crate) deadline: Option<Pin<Box<Sleep>>>,
+}
+
+enum State {
+    Body,
+    Trailers,
+    Failed(Status),
+    Done,
+}
+
+/// A stream of typed replies; ends with `None` after an OK status, or with one `Err` carrying
+/// the call's status. Read it with [`Streaming::message`] or as a [`Stream`].
+pub struct Streaming<T> {
+    body: RecvStream,
+    decoder: FrameDecoder,
+    state: State,
+    trailers: Option<HeaderMap>,
+    held: Held,
+    _message: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Streaming<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streaming")
+            .field("trailers", &self.trailers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Message + Default> Streaming<T> {
+    pub(crate) fn new(body: RecvStream, decoder: FrameDecoder, held: Held) -> Self {
+        Streaming {
+            body,
+            decoder,
+            state: State::Body,
+            trailers: None,
+            held,
+            _message: PhantomData,
+        }
+    }
+
+    /// The next reply; `Ok(None)` once the call ended with OK.
+    pub async fn message(&mut self) -> Result<Option<T>, Status> {
+        poll_fn(|cx| Pin::new(&mut *self).poll_next(cx))
+            .await
+            .transpose()
+    }
+
+    /// The trailing metadata, once the stream has ended (`grpc-status` included).
+    pub fn trailers(&self) -> Option<&HeaderMap> {
+        self.trailers.as_ref()
+    }
+
+    pub(crate) fn take_trailers(&mut self) -> HeaderMap {
+        self.trailers.take().unwrap_or_default()
+    }
+
+    fn fail(&mut self, status: Status) -> Poll<Option<Result<T, Status>>> {
+        self.state = State::Done;
+        self.held = Held::default();
+        Poll::Ready(Some(Err(status)))
+    }
+
+    fn decode(&mut self, payload: Bytes) -> Poll<Option<Result<T, Status>>> {
+        match T::decode(payload) {
+            Ok(m) => Poll::Ready(Some(Ok(m))),
+            Err(e) => self.fail(Status::internal(format!(
+                "grpc: failed to unmarshal the received message: {e}"
+            ))),
+        }
+    }
+}
+
+impl<T: Message + Default> Stream for Streaming<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if matches!(this.state, State::Body | State::Trailers) {
+                if let Some(d) = this.held.deadline.as_mut() {
+                    if d.as_mut().poll(cx).is_ready() {
+                        return this.fail(Status::new(
+                            Code::DeadlineExceeded,
+                            "context deadline exceeded",
+                        ));
+                    }
+                }
+            }
+            match std::mem::replace(&mut this.state, State::Done) {
+                State::Done => return Poll::Ready(None),
+                State::Failed(s) => return this.fail(s),
+                State::Body => {
+                    this.state = State::Body;
+                    match this.decoder.next_message() {
+                        Ok(Some(payload)) => return this.decode(payload),
+                        Ok(None) => {}
+                        Err(s) => return this.fail(s),
+                    }
+                    match ready!(this.body.poll_data(cx)) {
+                        Some(Ok(chunk)) => {
+                            let _ = this.body.flow_control().release_capacity(chunk.len());
+                            this.decoder.push(chunk);
+                        }
+                        Some(Err(e)) => return this.fail(transport_status(&e)),
+                        None if this.decoder.is_empty() => this.state = State::Trailers,
+                        None => {
+                            return this.fail(Status::internal(
+                                "the server ended the stream inside a message",
+                            ));
+                        }
+                    }
+                }
+                State::Trailers => {
+                    this.state = State::Trailers;
+                    let trailers = match ready!(this.body.poll_trailers(cx)) {
+                        Ok(t) => t.unwrap_or_default(),
+                        Err(e) => return this.fail(transport_status(&e)),
+                    };
+                    let status = Status::from_headers(&trailers);
+                    this.trailers = Some(trailers);
+                    this.held = Held::default();
+                    match status {
+                        Some(s) if s.code() == Code::Ok => {
+                            this.state = State::Done;
+                            return Poll::Ready(None);
+                        }
+                        Some(s) => return this.fail(s),
+                        None => {
+                            return this.fail(Status::internal(
+                                "server closed the stream without sending trailers",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<T> Streaming<T> {
+    /// A stream that already ended with `status` (a trailers-only response).
+    pub(crate) fn ended(body: RecvStream, trailers: HeaderMap, status: Status) -> Self {
+        let state = if status.code() == Code::Ok {
+            State::Done
+        } else {
+            State::Failed(status)
+        };
+        Streaming {
+            body,
+            decoder: FrameDecoder::new(None, 0),
+            state,
+            trailers: Some(trailers),
+            held: Held::default(),
+            _message: PhantomData,
+        }
+    }
+}
