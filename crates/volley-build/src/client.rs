@@ -27,10 +27,12 @@ pub(crate) fn generate(service: &Service, buf: &mut String) {
          use volley_client::codegen::*;"
     );
     service.comments.append_with_indent(0, w);
+    if !service.comments.leading.is_empty() {
+        let _ = writeln!(w, "///");
+    }
     let _ = writeln!(
         w,
-        "///\n\
-         /// Typed calls to `{full}`: each method takes the request message (or a `Request` \
+        "/// Typed calls to `{full}`: each method takes the request message (or a `Request` \
          holding it, to add metadata, a timeout or compression) and returns the reply, or the \
          call's `Status`.\n\
          #[derive(Clone, Debug)]\n\

@@ -1,10 +1,8 @@
 //! volley-build: typed services and clients from `.proto` files, generated in a `build.rs`.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     volley_build::compile_protos(&["proto/helloworld.proto"], &["proto"]).unwrap();
-//! }
+//! // in build.rs's main:
+//! volley_build::compile_protos(&["proto/helloworld.proto"], &["proto"]).unwrap();
 //! ```
 //!
 //! The files are compiled with protox (no `protoc` needed), prost generates the message types,

@@ -311,6 +311,18 @@ fn fed() -> (
     (tx, stream)
 }
 
+/// custom_metadata's two headers, which the server echoes as initial and trailing metadata.
+fn ask_for_echoes(md: &mut http::HeaderMap) {
+    md.insert(
+        "x-grpc-test-echo-initial",
+        http::HeaderValue::from_static("test_initial_metadata_value"),
+    );
+    md.insert(
+        "x-grpc-test-echo-trailing-bin",
+        http::HeaderValue::from_static("q6ur"),
+    );
+}
+
 fn payload_len(r: &StreamingOutputCallResponse) -> usize {
     r.payload.as_ref().map_or(0, |p| p.body.len())
 }
@@ -384,14 +396,7 @@ fn generated_client_drives_grpc_go_interop_server() {
                 payload: body_of(271_828),
                 ..Default::default()
             });
-            req.metadata_mut().insert(
-                "x-grpc-test-echo-initial",
-                http::HeaderValue::from_static("test_initial_metadata_value"),
-            );
-            req.metadata_mut().insert(
-                "x-grpc-test-echo-trailing-bin",
-                http::HeaderValue::from_static("q6ur"),
-            );
+            ask_for_echoes(req.metadata_mut());
             let reply = client.unary_call(req).await.unwrap();
             assert_eq!(
                 reply.metadata()["x-grpc-test-echo-initial"],
@@ -406,14 +411,7 @@ fn generated_client_drives_grpc_go_interop_server() {
                 payload: body_of(271_828),
                 ..Default::default()
             }]));
-            req.metadata_mut().insert(
-                "x-grpc-test-echo-initial",
-                http::HeaderValue::from_static("test_initial_metadata_value"),
-            );
-            req.metadata_mut().insert(
-                "x-grpc-test-echo-trailing-bin",
-                http::HeaderValue::from_static("q6ur"),
-            );
+            ask_for_echoes(req.metadata_mut());
             let reply = client.full_duplex_call(req).await.unwrap();
             assert_eq!(
                 reply.metadata()["x-grpc-test-echo-initial"],
@@ -458,9 +456,9 @@ fn generated_client_drives_grpc_go_interop_server() {
             };
             tx.send(ping(0)).unwrap();
             let mut replies = client.full_duplex_call(requests).await.unwrap().into_inner();
-            for i in 0..4 {
+            for (i, &size) in out_sizes.iter().enumerate() {
                 let r = replies.message().await.unwrap().expect("a reply per ping");
-                assert_eq!(payload_len(&r), out_sizes[i] as usize, "{strategy}");
+                assert_eq!(payload_len(&r), size as usize, "{strategy}");
                 if i < 3 {
                     tx.send(ping(i + 1)).unwrap();
                 }

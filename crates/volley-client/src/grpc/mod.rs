@@ -177,18 +177,8 @@ impl Grpc {
     {
         let (parts, message) = request.into_parts();
         let compress = parts.compress.unwrap_or(self.send_compressed);
-        let deadline = parts.timeout.map(|t| Instant::now() + t);
-        let lease = self.channel.lease().await?;
-        let (resp, mut out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
-            .await
-            .map_err(|f| f.status)?;
-        out.send_data(frame(&message, compress), true)
-            .map_err(|e| failure(&e, false).status)?;
-        let resp = within(deadline, async { resp.await.map_err(|e| failure(&e, false)) })
-            .await
-            .map_err(|f| f.status)?;
-        let (headers, replies) = self.replies(resp, self.held(Some(lease), None, deadline))?;
-        Ok(Response::from_parts(headers, replies, HeaderMap::new()))
+        let one = Outgoing::<futures_util::stream::Empty<()>>::One(frame(&message, compress));
+        self.open_call(path, parts, compress, one).await
     }
 
     /// A stream of requests, one reply.
@@ -222,17 +212,43 @@ impl Grpc {
     {
         let (parts, messages) = request.into_parts();
         let compress = parts.compress.unwrap_or(self.send_compressed);
+        self.open_call(path, parts, compress, Outgoing::Many(messages))
+            .await
+    }
+
+    /// Opens a call whose replies are read as a stream, sends its request(s), and waits for the
+    /// response headers (all within the deadline).
+    async fn open_call<S, Resp>(
+        &self,
+        path: &'static str,
+        parts: Parts,
+        compress: bool,
+        outgoing: Outgoing<S>,
+    ) -> Result<Response<Streaming<Resp>>, Status>
+    where
+        S: Stream + Send + 'static,
+        S::Item: Message + 'static,
+        Resp: Message + Default,
+    {
         let deadline = parts.timeout.map(|t| Instant::now() + t);
         let lease = self.channel.lease().await?;
-        let (resp, out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
+        let (resp, mut out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
             .await
             .map_err(|f| f.status)?;
-        let sender = AbortOnDrop(tokio::spawn(send_all(out, messages, compress)));
+        let sender = match outgoing {
+            Outgoing::One(body) => {
+                out.send_data(body, true)
+                    .map_err(|e| failure(&e, false).status)?;
+                None
+            }
+            Outgoing::Many(messages) => Some(AbortOnDrop(tokio::spawn(send_all(
+                out, messages, compress,
+            )))),
+        };
         let resp = within(deadline, async { resp.await.map_err(|e| failure(&e, false)) })
             .await
             .map_err(|f| f.status)?;
-        let held = self.held(Some(lease), Some(sender), deadline);
-        let (headers, replies) = self.replies(resp, held)?;
+        let (headers, replies) = self.replies(resp, self.held(Some(lease), sender, deadline))?;
         Ok(Response::from_parts(headers, replies, HeaderMap::new()))
     }
 
@@ -299,6 +315,12 @@ impl Grpc {
         let decoder = FrameDecoder::new(encoding, self.max_recv);
         Ok((head.headers, Streaming::new(body, decoder, held)))
     }
+}
+
+/// What a call sends: one pre-framed request, or a stream of messages sent by a task.
+enum Outgoing<S> {
+    One(Bytes),
+    Many(S),
 }
 
 /// `user-agent` of typed calls.
