@@ -97,8 +97,13 @@ impl Builder {
     }
 
     /// Use an existing Rust type for a protobuf package or type instead of generating it.
-    pub fn extern_path(mut self, proto_path: impl Into<String>, rust_path: impl Into<String>) -> Self {
-        self.extern_paths.push((proto_path.into(), rust_path.into()));
+    pub fn extern_path(
+        mut self,
+        proto_path: impl Into<String>,
+        rust_path: impl Into<String>,
+    ) -> Self {
+        self.extern_paths
+            .push((proto_path.into(), rust_path.into()));
         self
     }
 
@@ -135,7 +140,10 @@ impl Builder {
             f.source_code_info = None;
         }
         std::fs::write(out_dir.join(DESCRIPTOR_FILE), runtime.encode_to_vec()).map_err(|e| {
-            Error(format!("cannot write {}: {e}", out_dir.join(DESCRIPTOR_FILE).display()))
+            Error(format!(
+                "cannot write {}: {e}",
+                out_dir.join(DESCRIPTOR_FILE).display()
+            ))
         })?;
 
         let mut config = prost_build::Config::new();

@@ -30,7 +30,11 @@ pub(crate) fn stream_type(method_proto_name: &str) -> String {
 pub(crate) fn collisions(fds: &FileDescriptorSet, files: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut modules: HashMap<(String, String), String> = HashMap::new();
-    for file in fds.file.iter().filter(|f| files.contains(&f.name().to_owned())) {
+    for file in fds
+        .file
+        .iter()
+        .filter(|f| files.contains(&f.name().to_owned()))
+    {
         let package = file.package().to_owned();
         for svc in &file.service {
             let full = qualified(&package, svc.name());

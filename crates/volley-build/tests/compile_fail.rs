@@ -129,7 +129,9 @@ fn generated_services_refuse_what_they_should() {
     );
 
     let wrong = SAY_HELLO.replace("Request<HelloRequest>", "Request<HelloReply>");
-    let err = s.check(PROTO, &program(&format!("{wrong}{CHAT}"))).unwrap_err();
+    let err = s
+        .check(PROTO, &program(&format!("{wrong}{CHAT}")))
+        .unwrap_err();
     assert!(
         err.contains("method `say_hello` has an incompatible type for trait"),
         "wrong request type:\n{err}"

@@ -236,7 +236,11 @@ pub(crate) fn http_status(s: http::StatusCode) -> Status {
 
 /// Queues one message on a request stream once the peer's flow control has room for some of it
 /// (h2 buffers the rest), so a fast sender cannot run ahead of a slow server without bound.
-pub async fn send_message(out: &mut SendStream<Bytes>, msg: Bytes, end: bool) -> Result<(), Status> {
+pub async fn send_message(
+    out: &mut SendStream<Bytes>,
+    msg: Bytes,
+    end: bool,
+) -> Result<(), Status> {
     out.reserve_capacity(msg.len());
     while out.capacity() == 0 {
         match poll_fn(|cx| out.poll_capacity(cx)).await {

@@ -39,7 +39,13 @@ fn grpcurl_lists_and_calls_by_reflection() {
     assert!(reply.contains(r#""message": "Hello grpcurl!""#), "{reply}");
 
     let out = Command::new(tool("grpcurl"))
-        .args(["-plaintext", "-d", "{}", &addr, "helloworld.Greeter/SayHello"])
+        .args([
+            "-plaintext",
+            "-d",
+            "{}",
+            &addr,
+            "helloworld.Greeter/SayHello",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -68,9 +74,7 @@ fn curl_calls_with_connect_json() {
 #[test]
 fn the_generated_client_calls_the_server() {
     let server = server();
-    let out = run(Command::new(env!("CARGO_BIN_EXE_greeter-client")).args([
-        &server.addr().to_string(),
-        "example",
-    ]));
+    let out = run(Command::new(env!("CARGO_BIN_EXE_greeter-client"))
+        .args([&server.addr().to_string(), "example"]));
     assert_eq!(out.trim(), "Hello example!");
 }

@@ -162,7 +162,11 @@ impl Grpc {
             }
         };
         let reply = single(&mut replies).await?;
-        Ok(Response::from_parts(headers, reply, replies.take_trailers()))
+        Ok(Response::from_parts(
+            headers,
+            reply,
+            replies.take_trailers(),
+        ))
     }
 
     /// One request, a stream of replies.
@@ -194,7 +198,11 @@ impl Grpc {
     {
         let (headers, mut replies) = self.streaming(path, request).await?.into_parts_stream();
         let reply = single(&mut replies).await?;
-        Ok(Response::from_parts(headers, reply, replies.take_trailers()))
+        Ok(Response::from_parts(
+            headers,
+            reply,
+            replies.take_trailers(),
+        ))
     }
 
     /// A stream of requests and a stream of replies, both open at once. The requests are sent
@@ -241,13 +249,15 @@ impl Grpc {
                     .map_err(|e| failure(&e, false).status)?;
                 None
             }
-            Outgoing::Many(messages) => Some(AbortOnDrop(tokio::spawn(send_all(
-                out, messages, compress,
-            )))),
+            Outgoing::Many(messages) => {
+                Some(AbortOnDrop(tokio::spawn(send_all(out, messages, compress))))
+            }
         };
-        let resp = within(deadline, async { resp.await.map_err(|e| failure(&e, false)) })
-            .await
-            .map_err(|f| f.status)?;
+        let resp = within(deadline, async {
+            resp.await.map_err(|e| failure(&e, false))
+        })
+        .await
+        .map_err(|f| f.status)?;
         let (headers, replies) = self.replies(resp, self.held(Some(lease), sender, deadline))?;
         Ok(Response::from_parts(headers, replies, HeaderMap::new()))
     }
@@ -344,22 +354,24 @@ async fn open(
         .map_err(|e| failure(&e, true))
 }
 
-/// Runs `fut` until `deadline`, if any, failing with DEADLINE_EXCEEDED after it.
+/// Runs `fut` until `deadline`, if any, failing with DEADLINE_EXCEEDED after it (also when it
+/// failed on its own once the deadline had passed: the server's reset can beat our timer).
 async fn within<T>(
     deadline: Option<Instant>,
     fut: impl Future<Output = Result<T, crate::call::Failure>>,
 ) -> Result<T, crate::call::Failure> {
-    match deadline {
-        None => fut.await,
-        Some(d) => tokio::time::timeout_at(d, fut)
-            .await
-            .unwrap_or_else(|_| {
-                Err(crate::call::Failure {
-                    status: Status::new(Code::DeadlineExceeded, "context deadline exceeded"),
-                    unprocessed: false,
-                    retire: false,
-                })
-            }),
+    let Some(d) = deadline else {
+        return fut.await;
+    };
+    let expired = || crate::call::Failure {
+        status: streaming::deadline_exceeded(),
+        unprocessed: false,
+        retire: false,
+    };
+    match tokio::time::timeout_at(d, fut).await {
+        Ok(Err(_)) if Instant::now() >= d => Err(expired()),
+        Ok(r) => r,
+        Err(_) => Err(expired()),
     }
 }
 

@@ -17,6 +17,11 @@ use volley_wire::{Code, Status, codec::FrameDecoder};
 
 use crate::{Lease, call::transport_status};
 
+/// The status of a call whose deadline passed, worded as grpc-go words it.
+pub(crate) fn deadline_exceeded() -> Status {
+    Status::new(Code::DeadlineExceeded, "context deadline exceeded")
+}
+
 /// Aborts the task sending a call's request stream once the call is over or abandoned.
 pub(crate) struct AbortOnDrop(pub(crate) JoinHandle<()>);
 
@@ -91,6 +96,17 @@ impl<T: Message + Default> Streaming<T> {
         self.trailers.take().unwrap_or_default()
     }
 
+    /// A transport error's status; once the deadline has passed, DEADLINE_EXCEEDED (a server
+    /// may reset a stream it timed out before our own timer fires), as grpc-go reports it.
+    fn transport(&self, e: &h2::Error) -> Status {
+        match &self.held.deadline {
+            Some(d) if d.is_elapsed() || d.deadline() <= tokio::time::Instant::now() => {
+                deadline_exceeded()
+            }
+            _ => transport_status(e),
+        }
+    }
+
     fn fail(&mut self, status: Status) -> Poll<Option<Result<T, Status>>> {
         self.state = State::Done;
         self.held = Held::default();
@@ -116,10 +132,7 @@ impl<T: Message + Default> Stream for Streaming<T> {
             if matches!(this.state, State::Body | State::Trailers) {
                 if let Some(d) = this.held.deadline.as_mut() {
                     if d.as_mut().poll(cx).is_ready() {
-                        return this.fail(Status::new(
-                            Code::DeadlineExceeded,
-                            "context deadline exceeded",
-                        ));
+                        return this.fail(deadline_exceeded());
                     }
                 }
             }
@@ -138,7 +151,10 @@ impl<T: Message + Default> Stream for Streaming<T> {
                             let _ = this.body.flow_control().release_capacity(chunk.len());
                             this.decoder.push(chunk);
                         }
-                        Some(Err(e)) => return this.fail(transport_status(&e)),
+                        Some(Err(e)) => {
+                            let status = this.transport(&e);
+                            return this.fail(status);
+                        }
                         None if this.decoder.is_empty() => this.state = State::Trailers,
                         None => {
                             return this.fail(Status::internal(
@@ -151,7 +167,10 @@ impl<T: Message + Default> Stream for Streaming<T> {
                     this.state = State::Trailers;
                     let trailers = match ready!(this.body.poll_trailers(cx)) {
                         Ok(t) => t.unwrap_or_default(),
-                        Err(e) => return this.fail(transport_status(&e)),
+                        Err(e) => {
+                            let status = this.transport(&e);
+                            return this.fail(status);
+                        }
                     };
                     let status = Status::from_headers(&trailers);
                     this.trailers = Some(trailers);
