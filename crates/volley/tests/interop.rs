@@ -532,6 +532,9 @@ fn generated_client_drives_grpc_go_interop_server() {
 /// server checks the compression flag it was promised both ways.
 #[test]
 fn generated_client_compresses_requests() {
+    // Serial too: a server bound to port 0 here could take the port `go_server` has just
+    // released for grpc-go's server, which then cannot listen (seen once as "connection refused").
+    let _serial = serial();
     let server = VolleyProcess::start(
         env!("CARGO_BIN_EXE_volley").as_ref(),
         &["serve", "--addr", "127.0.0.1:0"],
