@@ -11,7 +11,7 @@ use volley_services::pb::api::GetUserRequest;
 use volley_wire::{Code, codec::encode_frame};
 
 async fn serve() -> SocketAddr {
-    let mut b = Server::builder().file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET);
+    let mut b = Server::builder();
     for s in volley_services::all(Default::default()) {
         b = b.add_service(s);
     }

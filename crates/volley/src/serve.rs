@@ -95,10 +95,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// A server builder with every built-in service and its schema (for reflection).
+/// A server builder with every built-in service; each brings its descriptors (reflection,
+/// Connect/JSON and REST need no separate registration).
 pub fn builtin(delay: std::time::Duration) -> volley_server::ServerBuilder {
-    let mut builder =
-        Server::builder().file_descriptor_set(volley_services::pb::FILE_DESCRIPTOR_SET);
+    let mut builder = Server::builder();
     for s in volley_services::all(Options { delay }) {
         builder = builder.add_service(s);
     }
