@@ -171,7 +171,8 @@ fn explain_tls(e: &std::io::Error) -> String {
     match inner {
         Some(rustls::Error::InvalidCertificate(c)) => {
             format!(
-                "we refused the server's certificate: {c:?} (check --cacert, --cname or use --skipTLS)"
+                "we refused the server's certificate: {}",
+                explain_certificate(c)
             )
         }
         Some(rustls::Error::AlertReceived(a)) => {
@@ -182,6 +183,83 @@ fn explain_tls(e: &std::io::Error) -> String {
         }
         Some(other) => other.to_string(),
         None => format!("{e} (is the server plaintext? then use --insecure)"),
+    }
+}
+
+/// What is wrong with a server certificate, and which flag changes it, in one sentence.
+fn explain_certificate(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as E;
+    const SKIP: &str = "or skip the check with --skipTLS";
+    let days = |from: rustls::pki_types::UnixTime, to: rustls::pki_types::UnixTime| {
+        to.as_secs().abs_diff(from.as_secs()) / 86_400
+    };
+    match c {
+        E::UnknownIssuer => format!(
+            "it is not signed by a CA we trust; pass its CA (for a self-signed certificate, the \
+             certificate itself) with --cacert, {SKIP}"
+        ),
+        E::NotValidForNameContext {
+            expected,
+            presented,
+        } if presented.is_empty() => format!(
+            "it names no host (no subjectAltName), so it is not valid for {}; make it with \
+             -addext \"subjectAltName=DNS:{0}\", {SKIP}",
+            name_of(expected)
+        ),
+        E::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "it is for {}, not {}; connect by one of those names or set --cname, {SKIP}",
+            presented
+                .iter()
+                .map(|p| presented_name(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+            name_of(expected)
+        ),
+        E::NotValidForName => {
+            format!("it is not valid for the name we connected to; set --cname, {SKIP}")
+        }
+        E::ExpiredContext { time, not_after } => format!(
+            "it expired {} day(s) ago; renew it on the server, {SKIP}",
+            days(*not_after, *time)
+        ),
+        E::Expired => format!("it has expired; renew it on the server, {SKIP}"),
+        E::NotValidYetContext { time, not_before } => format!(
+            "it is not valid for another {} day(s) (check the clocks), {SKIP}",
+            days(*time, *not_before)
+        ),
+        E::NotValidYet => format!("it is not valid yet (check the clocks), {SKIP}"),
+        E::BadSignature => format!("its signature does not verify, {SKIP}"),
+        // webpki's error arrives boxed in `Other`; its name is the one stable handle on it.
+        E::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => format!(
+            "it is a CA certificate that --cacert does not hold; pass this very certificate \
+             with --cacert (a self-signed one), or give the server a certificate signed by a CA \
+             in --cacert, {SKIP}"
+        ),
+        other => format!("{other:?}; check --cacert and --cname, {SKIP}"),
+    }
+}
+
+/// A name from the certificate as rustls lists it (`DnsName("localhost")`, `IpAddress(::1)`),
+/// without the wrapping.
+fn presented_name(p: &str) -> &str {
+    p.strip_prefix("DnsName(\"")
+        .and_then(|r| r.strip_suffix("\")"))
+        .or_else(|| {
+            p.strip_prefix("IpAddress(")
+                .and_then(|r| r.strip_suffix(')'))
+        })
+        .unwrap_or(p)
+}
+
+/// A server name as the user typed it (`localhost`, `127.0.0.1`), not its Debug form.
+fn name_of(name: &rustls::pki_types::ServerName<'_>) -> String {
+    match name {
+        rustls::pki_types::ServerName::DnsName(d) => d.as_ref().to_owned(),
+        rustls::pki_types::ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
+        other => format!("{other:?}"),
     }
 }
 

@@ -1,13 +1,21 @@
 //! rustls client configs: trust roots (a CA file or the system's), client certificates for mutual
-//! TLS, and the opt-in "skip verification" mode ghz calls `--skipTLS`.
+//! TLS, and the opt-in "skip verification" mode ghz calls `--skipTLS`. A server certificate that
+//! is byte for byte one of the `--cacert` certificates is trusted as it is, name and dates still
+//! checked, as Go's verifier (ghz, grpcurl) does for the self-signed certificates `openssl req
+//! -x509` makes; WebPKI alone refuses them (`CaUsedAsEndEntity`).
 
-use std::{path::Path, sync::Arc};
+use std::{path::Path, sync::Arc, time::Duration};
 
 use rustls::{
-    ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
-    client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    client::{
+        WebPkiServerVerifier,
+        danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+        verify_server_name,
+    },
     crypto::CryptoProvider,
     pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem::PemObject},
+    server::ParsedCertificate,
 };
 
 /// What TLS needs from the command line.
@@ -65,24 +73,31 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
         match &opts.ca {
             Some(ca) => {
                 let bytes = std::fs::read(ca).map_err(|e| file_err(ca, e))?;
-                let mut n = 0;
+                let mut pinned = Vec::new();
                 for cert in CertificateDer::pem_slice_iter(&bytes) {
                     let cert =
                         cert.map_err(|e| file_err(ca, format!("not a PEM certificate: {e}")))?;
-                    roots.add(cert).map_err(|e| file_err(ca, e))?;
-                    n += 1;
+                    roots.add(cert.clone()).map_err(|e| file_err(ca, e))?;
+                    pinned.push(cert);
                 }
-                if n == 0 {
+                if pinned.is_empty() {
                     return Err(file_err(ca, "no certificate found in the file"));
                 }
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| file_err(ca, e))?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(PinnedOrWebPki { webpki, pinned }))
             }
             None => {
                 for cert in rustls_native_certs::load_native_certs().certs {
                     let _ = roots.add(cert);
                 }
+                builder.with_root_certificates(roots)
             }
         }
-        builder.with_root_certificates(roots)
     };
     let mut cfg = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
@@ -105,6 +120,95 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
     };
     cfg.alpn_protocols = vec![b"h2".to_vec()];
     Ok(Arc::new(cfg))
+}
+
+/// WebPKI, then Go's rule for a certificate the user named: when WebPKI refuses a server
+/// certificate that is byte for byte one of `pinned` (the `--cacert` file's), it is accepted if
+/// it is valid for the server name and for today.
+#[derive(Debug)]
+struct PinnedOrWebPki {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for PinnedOrWebPki {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .webpki
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(_)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
+                verify_pinned(end_entity, server_name, now)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+}
+
+/// A pinned certificate still has to name the server and be within its dates.
+fn verify_pinned(
+    cert: &CertificateDer<'_>,
+    name: &ServerName<'_>,
+    now: UnixTime,
+) -> Result<(), rustls::Error> {
+    verify_server_name(&ParsedCertificate::try_from(cert)?, name)?;
+    let bad = || rustls::Error::InvalidCertificate(CertificateError::BadEncoding);
+    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).map_err(|_| bad())?;
+    let validity = parsed.validity();
+    let at = |t: i64| UnixTime::since_unix_epoch(Duration::from_secs(t.max(0) as u64));
+    let now_secs = now.as_secs() as i64;
+    if now_secs > validity.not_after.timestamp() {
+        return Err(rustls::Error::InvalidCertificate(
+            CertificateError::ExpiredContext {
+                time: now,
+                not_after: at(validity.not_after.timestamp()),
+            },
+        ));
+    }
+    if now_secs < validity.not_before.timestamp() {
+        return Err(rustls::Error::InvalidCertificate(
+            CertificateError::NotValidYetContext {
+                time: now,
+                not_before: at(validity.not_before.timestamp()),
+            },
+        ));
+    }
+    Ok(())
 }
 
 /// Accepts every certificate; signatures are still checked so the handshake stays well-formed.
