@@ -3,17 +3,9 @@
 use std::collections::HashMap;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
-use prost_types::FileDescriptorSet;
 
-/// Methods of a generated client besides the rpcs: an rpc whose name maps onto one collides.
-const CLIENT_OWN_METHODS: &[&str] = &[
-    "new",
-    "connect",
-    "from_grpc",
-    "send_compressed",
-    "max_decoding_message_size",
-    "grpc",
-];
+use crate::client::OWN_METHODS;
+use prost_types::FileDescriptorSet;
 
 /// `Greeter` -> `greeter`, `TestService` -> `test_service` (tonic-build's module stem).
 pub(crate) fn snake(name: &str) -> String {
@@ -56,7 +48,7 @@ pub(crate) fn collisions(fds: &FileDescriptorSet, files: &[String]) -> Vec<Strin
                         "methods {other} and {name} both generate fn {fn_name}"
                     ));
                 }
-                if CLIENT_OWN_METHODS.contains(&fn_name.as_str()) {
+                if OWN_METHODS.contains(&fn_name.as_str()) {
                     out.push(format!(
                         "method {name} generates fn {fn_name}, which the generated client \
                          already has; rename the rpc"

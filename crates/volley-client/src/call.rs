@@ -35,17 +35,7 @@ impl CallHead {
             .build()
             .map_err(|e| format!("invalid call URI {scheme}://{authority}{path}: {e}"))?;
         let mut headers = HeaderMap::with_capacity(6 + metadata.len());
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-        headers.insert("te", HeaderValue::from_static("trailers"));
-        headers.insert("user-agent", HeaderValue::from_static("volley-bench"));
-        if let Some(t) = timeout {
-            let v = HeaderValue::from_str(&format_grpc_timeout(t)).expect("digits and a unit");
-            headers.insert("grpc-timeout", v);
-        }
-        if gzip {
-            headers.insert("grpc-encoding", HeaderValue::from_static("gzip"));
-            headers.insert("grpc-accept-encoding", HeaderValue::from_static("gzip"));
-        }
+        set_grpc_headers(&mut headers, "volley-bench", timeout, gzip, gzip);
         for (k, v) in metadata {
             headers.append(k.clone(), v.clone());
         }
@@ -63,6 +53,35 @@ impl CallHead {
         *r.uri_mut() = self.uri.clone();
         *r.headers_mut() = self.headers.clone();
         r
+    }
+}
+
+/// Sets the headers every gRPC request carries (replacing any of the same name): content
+/// type, `te`, `user-agent`, `grpc-timeout`, and gzip as sent (`grpc-encoding`) and as accepted
+/// (`grpc-accept-encoding`).
+pub(crate) fn set_grpc_headers(
+    headers: &mut HeaderMap,
+    user_agent: &'static str,
+    timeout: Option<Duration>,
+    send_gzip: bool,
+    accept_gzip: bool,
+) {
+    use volley_wire::names::{GRPC_ACCEPT_ENCODING, GRPC_ENCODING, GRPC_TIMEOUT};
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    headers.insert(http::header::TE, HeaderValue::from_static("trailers"));
+    headers.insert(
+        http::header::USER_AGENT,
+        HeaderValue::from_static(user_agent),
+    );
+    if let Some(t) = timeout {
+        let v = HeaderValue::from_str(&format_grpc_timeout(t)).expect("digits and a unit");
+        headers.insert(GRPC_TIMEOUT, v);
+    }
+    if send_gzip {
+        headers.insert(GRPC_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    if accept_gzip {
+        headers.insert(GRPC_ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
     }
 }
 

@@ -49,7 +49,7 @@ pub const DEFAULT_EXPANDING_MAX: usize = 8;
 /// Extra `expanding` connections with no call for this long are closed.
 pub const IDLE_CLOSE: Duration = Duration::from_secs(30);
 /// Attempts per call when the earlier ones were never processed by the server.
-const MAX_ATTEMPTS: usize = 3;
+pub(crate) const MAX_ATTEMPTS: usize = 3;
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 

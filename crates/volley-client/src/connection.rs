@@ -97,15 +97,16 @@ impl Connection {
         &self.send
     }
 
-    /// Opens a streaming call: waits for room for a new stream, sends `head`, and returns the
-    /// reply to come and the request body to write.
+    /// Opens a call's stream: waits for room for a new stream, sends the request `head`
+    /// (`CallHead::request`, or a typed call's), and returns the reply to come and the request
+    /// body to write. A failure here means the server never saw the call.
     pub async fn open_stream(
         &self,
-        head: &crate::CallHead,
+        head: http::Request<()>,
     ) -> Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>), volley_wire::Status> {
         let transport = |e: h2::Error| crate::call::transport_status(&e);
         let mut send = self.send.clone().ready().await.map_err(transport)?;
-        send.send_request(head.request(), false).map_err(transport)
+        send.send_request(head, false).map_err(transport)
     }
 
     /// True while new calls may be placed here.
@@ -232,12 +233,19 @@ fn explain_certificate(c: &rustls::CertificateError) -> String {
         ),
         E::NotValidYet => format!("it is not valid yet (check the clocks), {SKIP}"),
         E::BadSignature => format!("its signature does not verify, {SKIP}"),
-        // webpki's error arrives boxed in `Other`; its name is the one stable handle on it.
-        E::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => format!(
-            "it is a CA certificate that --cacert does not hold; pass this very certificate \
+        // rustls passes this webpki error on boxed in `Other`.
+        E::Other(o)
+            if matches!(
+                o.0.downcast_ref::<webpki::Error>(),
+                Some(webpki::Error::CaUsedAsEndEntity)
+            ) =>
+        {
+            format!(
+                "it is a CA certificate that --cacert does not hold; pass this very certificate \
              with --cacert (a self-signed one), or give the server a certificate signed by a CA \
              in --cacert, {SKIP}"
-        ),
+            )
+        }
         other => format!("{other:?}; check --cacert and --cname, {SKIP}"),
     }
 }

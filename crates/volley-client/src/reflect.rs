@@ -84,7 +84,7 @@ async fn fetch_with(
     head: &CallHead,
     symbol: &str,
 ) -> Result<Vec<FileDescriptorProto>, Fetch> {
-    let (resp, mut out) = conn.open_stream(head).await.map_err(failed)?;
+    let (resp, mut out) = conn.open_stream(head.request()).await.map_err(failed)?;
     ask(&mut out, Req::FileContainingSymbol(symbol.to_owned()))?;
     let resp = resp.await.map_err(|e| failed(transport_status(&e)))?;
     if let Some(s) = Status::from_headers(resp.headers()) {

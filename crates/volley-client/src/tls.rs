@@ -65,9 +65,13 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?;
     let builder = if opts.skip_verify {
+        let check = CertCheck {
+            pinned: None,
+            provider: provider.clone(),
+        };
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_custom_certificate_verifier(Arc::new(check))
     } else {
         let mut roots = RootCertStore::empty();
         match &opts.ca {
@@ -87,9 +91,13 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
                     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                         .build()
                         .map_err(|e| file_err(ca, e))?;
+                let check = CertCheck {
+                    pinned: Some((webpki, pinned)),
+                    provider: provider.clone(),
+                };
                 builder
                     .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(PinnedOrWebPki { webpki, pinned }))
+                    .with_custom_certificate_verifier(Arc::new(check))
             }
             None => {
                 for cert in rustls_native_certs::load_native_certs().certs {
@@ -122,16 +130,20 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
     Ok(Arc::new(cfg))
 }
 
-/// WebPKI, then Go's rule for a certificate the user named: when WebPKI refuses a server
-/// certificate that is byte for byte one of `pinned` (the `--cacert` file's), it is accepted if
-/// it is valid for the server name and for today.
+/// The server-certificate check of a `--cacert` file, or none at all (`--skipTLS`).
+///
+/// With a CA file: WebPKI, then Go's rule for a certificate the user named: when WebPKI refuses a
+/// server certificate that is byte for byte one of the file's, it is accepted if it is valid for
+/// the server name and for today. Without (`pinned: None`): every certificate is accepted.
+/// Handshake signatures are checked either way, with the provider's algorithms (as WebPKI's
+/// verifier checks them), so the handshake stays well-formed.
 #[derive(Debug)]
-struct PinnedOrWebPki {
-    webpki: Arc<WebPkiServerVerifier>,
-    pinned: Vec<CertificateDer<'static>>,
+struct CertCheck {
+    pinned: Option<(Arc<WebPkiServerVerifier>, Vec<CertificateDer<'static>>)>,
+    provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for PinnedOrWebPki {
+impl ServerCertVerifier for CertCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -140,16 +152,11 @@ impl ServerCertVerifier for PinnedOrWebPki {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .webpki
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(_)
-                if self
-                    .pinned
-                    .iter()
-                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
-            {
+        let Some((webpki, pinned)) = &self.pinned else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(_) if pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
                 verify_pinned(end_entity, server_name, now)?;
                 Ok(ServerCertVerified::assertion())
             }
@@ -163,7 +170,12 @@ impl ServerCertVerifier for PinnedOrWebPki {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -172,11 +184,18 @@ impl ServerCertVerifier for PinnedOrWebPki {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -209,53 +228,4 @@ fn verify_pinned(
         ));
     }
     Ok(())
-}
-
-/// Accepts every certificate; signatures are still checked so the handshake stays well-formed.
-#[derive(Debug)]
-struct NoVerify(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }

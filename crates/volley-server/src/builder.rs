@@ -71,10 +71,8 @@ impl ServerBuilder {
     /// descriptors come with it).
     pub fn add_service(mut self, service: impl Into<Service>) -> Self {
         let mut service = service.into();
-        for fds in service.descriptors.drain(..) {
-            if !self.descriptor_sets.contains(&fds) {
-                self.descriptor_sets.push(fds);
-            }
+        for fds in std::mem::take(&mut service.descriptors) {
+            self = self.file_descriptor_set(fds);
         }
         self.services.push(service);
         self

@@ -73,7 +73,7 @@ pub(super) async fn stream_call(
     let so = &opts.stream;
     let started = Instant::now();
     let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
-    let (resp, mut out) = conn.open_stream(&target.head).await?;
+    let (resp, mut out) = conn.open_stream(target.head.request()).await?;
 
     let sends_stream = matches!(target.kind, CallKind::ClientStreaming | CallKind::Bidi);
     let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());

@@ -12,8 +12,7 @@ use futures_util::Stream;
 use futures_util::StreamExt;
 use h2::{SendStream, client::ResponseFuture};
 use http::{
-    HeaderMap, HeaderValue, Method, Uri,
-    header::{CONTENT_TYPE, TE, USER_AGENT},
+    HeaderMap, Method, Uri,
     uri::{Authority, PathAndQuery, Scheme},
 };
 use prost::Message;
@@ -21,9 +20,8 @@ use tokio::time::Instant;
 use volley_wire::{
     Code, Status,
     codec::{DEFAULT_MAX_RECV, FrameDecoder, encode_frame},
-    compression::{ACCEPT_ENCODING, Encoding},
-    names::{GRPC_ACCEPT_ENCODING, GRPC_ENCODING, GRPC_TIMEOUT},
-    timeout::format_grpc_timeout,
+    compression::Encoding,
+    names::GRPC_ENCODING,
 };
 
 pub use message::{IntoStreamingRequest, Request, Response};
@@ -31,14 +29,12 @@ pub use streaming::Streaming;
 
 use crate::{
     Channel, Endpoint, EndpointError, Lease, Strategy,
-    call::{failure, http_status, send_message},
+    call::{Failure, failure, http_status, send_message, set_grpc_headers},
+    channel::MAX_ATTEMPTS,
     endpoint::Target,
 };
 use message::Parts;
 use streaming::{AbortOnDrop, Held};
-
-/// Attempts of a unary call the server never saw (as [`Channel`]'s untyped calls).
-const MAX_ATTEMPTS: usize = 3;
 
 /// Why [`Grpc::connect`] could not reach its target.
 #[derive(Debug, thiserror::Error)]
@@ -196,7 +192,7 @@ impl Grpc {
         S::Item: Message + 'static,
         Resp: Message + Default,
     {
-        let (headers, mut replies) = self.streaming(path, request).await?.into_parts_stream();
+        let (headers, mut replies, _) = self.streaming(path, request).await?.into_parts();
         let reply = single(&mut replies).await?;
         Ok(Response::from_parts(
             headers,
@@ -275,7 +271,7 @@ impl Grpc {
         }
     }
 
-    /// The request head of one call.
+    /// The request head of one call: its metadata, then gRPC's headers over them.
     fn head(&self, path: &'static str, parts: &Parts, compress: bool) -> http::Request<()> {
         let mut uri = http::uri::Parts::default();
         uri.scheme = Some(self.scheme.clone());
@@ -289,17 +285,7 @@ impl Grpc {
         for (k, v) in &parts.metadata {
             h.append(k, v.clone());
         }
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-        h.insert(TE, HeaderValue::from_static("trailers"));
-        h.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
-        h.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
-        if compress {
-            h.insert(GRPC_ENCODING, Encoding::Gzip.header_value());
-        }
-        if let Some(t) = parts.timeout {
-            let v = HeaderValue::from_str(&format_grpc_timeout(t)).expect("digits and a unit");
-            h.insert(GRPC_TIMEOUT, v);
-        }
+        set_grpc_headers(h, USER_AGENT, parts.timeout, compress, true);
         r
     }
 
@@ -319,7 +305,7 @@ impl Grpc {
                 return Err(status);
             }
             let trailers = head.headers.clone();
-            return Ok((head.headers, Streaming::ended(body, trailers, status)));
+            return Ok((head.headers, Streaming::ended(body, trailers)));
         }
         let encoding = Encoding::from_header(head.headers.get(GRPC_ENCODING))?;
         let decoder = FrameDecoder::new(encoding, self.max_recv);
@@ -334,36 +320,34 @@ enum Outgoing<S> {
 }
 
 /// `user-agent` of typed calls.
-const USER_AGENT_VALUE: &str = concat!("volley-client/", env!("CARGO_PKG_VERSION"));
+const USER_AGENT: &str = concat!("volley-client/", env!("CARGO_PKG_VERSION"));
 
-impl<T> Response<Streaming<T>> {
-    fn into_parts_stream(self) -> (HeaderMap, Streaming<T>) {
-        let (headers, replies, _) = self.into_parts();
-        (headers, replies)
-    }
-}
-
-/// Opens the call's stream on the leased connection.
+/// Opens the call's stream on the leased connection; a failure here is one the server never saw.
 async fn open(
     lease: &Lease,
     head: http::Request<()>,
-) -> Result<(ResponseFuture, SendStream<Bytes>), crate::call::Failure> {
-    let sender = lease.connection().sender().clone();
-    let mut send = sender.ready().await.map_err(|e| failure(&e, true))?;
-    send.send_request(head, false)
-        .map_err(|e| failure(&e, true))
+) -> Result<(ResponseFuture, SendStream<Bytes>), Failure> {
+    lease
+        .connection()
+        .open_stream(head)
+        .await
+        .map_err(|status| Failure {
+            status,
+            unprocessed: true,
+            retire: true,
+        })
 }
 
 /// Runs `fut` until `deadline`, if any, failing with DEADLINE_EXCEEDED after it (also when it
 /// failed on its own once the deadline had passed: the server's reset can beat our timer).
 async fn within<T>(
     deadline: Option<Instant>,
-    fut: impl Future<Output = Result<T, crate::call::Failure>>,
-) -> Result<T, crate::call::Failure> {
+    fut: impl Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
     let Some(d) = deadline else {
         return fut.await;
     };
-    let expired = || crate::call::Failure {
+    let expired = || Failure {
         status: streaming::deadline_exceeded(),
         unprocessed: false,
         retire: false,
@@ -392,11 +376,10 @@ async fn single<T: Message + Default>(replies: &mut Streaming<T>) -> Result<T, S
 
 /// One request message as a frame, gzipped when asked.
 fn frame<M: Message>(message: &M, compress: bool) -> Bytes {
-    let f = encode_frame(message);
     if compress {
-        Encoding::Gzip.compress_frame(&f[volley_wire::codec::HEADER_LEN..])
+        Encoding::Gzip.compress_frame(&message.encode_to_vec())
     } else {
-        f
+        encode_frame(message)
     }
 }
 

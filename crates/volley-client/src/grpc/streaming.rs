@@ -45,7 +45,6 @@ pub(crate) struct Held {
 enum State {
     Body,
     Trailers,
-    Failed(Status),
     Done,
 }
 
@@ -138,7 +137,6 @@ impl<T: Message + Default> Stream for Streaming<T> {
             }
             match std::mem::replace(&mut this.state, State::Done) {
                 State::Done => return Poll::Ready(None),
-                State::Failed(s) => return this.fail(s),
                 State::Body => {
                     this.state = State::Body;
                     match this.decoder.next_message() {
@@ -194,17 +192,12 @@ impl<T: Message + Default> Stream for Streaming<T> {
 }
 
 impl<T> Streaming<T> {
-    /// A stream that already ended with `status` (a trailers-only response).
-    pub(crate) fn ended(body: RecvStream, trailers: HeaderMap, status: Status) -> Self {
-        let state = if status.code() == Code::Ok {
-            State::Done
-        } else {
-            State::Failed(status)
-        };
+    /// A stream that already ended with OK (a trailers-only response: `trailers` are its headers).
+    pub(crate) fn ended(body: RecvStream, trailers: HeaderMap) -> Self {
         Streaming {
             body,
             decoder: FrameDecoder::new(None, 0),
-            state,
+            state: State::Done,
             trailers: Some(trailers),
             held: Held::default(),
             _message: PhantomData,

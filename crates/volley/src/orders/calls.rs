@@ -108,7 +108,7 @@ async fn stream_client(
     window: usize,
     rec: &RefCell<Recorder>,
 ) -> Result<(), Status> {
-    let (resp, mut out) = conn.open_stream(head).await?;
+    let (resp, mut out) = conn.open_stream(head.request()).await?;
     let mut pending = std::collections::VecDeque::with_capacity(window);
     let mut sent = 0u64;
     let mut answered = 0u64;
