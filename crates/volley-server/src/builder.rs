@@ -12,7 +12,8 @@ use crate::{
     conn::{ConnContext, ConnSettings},
     health::HealthReporter,
     pb::health::health_check_response::ServingStatus,
-    route::{Limits, Router, Shared, rest::Route},
+    intercept::{Chain, Interceptor, Registered},
+    route::{Limits, Page, Router, Shared, rest::Route},
 };
 
 /// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
@@ -40,6 +41,8 @@ pub struct ServerBuilder {
     health: bool,
     reflection: bool,
     http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
+    interceptors: Vec<Registered>,
+    pages: Vec<Page>,
 }
 
 impl Default for ServerBuilder {
@@ -62,6 +65,8 @@ impl Default for ServerBuilder {
             health: true,
             reflection: true,
             http_rules: Vec::new(),
+            interceptors: Vec::new(),
+            pages: Vec::new(),
         }
     }
 }
@@ -160,6 +165,38 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds an interceptor that sees every call, of every service and protocol (calls to
+    /// unknown methods too), before the services' own
+    /// ([`ServiceBuilder::intercept`](crate::ServiceBuilder::intercept)). Several run in the
+    /// order they were added. See [`intercept`](crate::intercept).
+    pub fn intercept(mut self, interceptor: impl Interceptor) -> Self {
+        self.interceptors.push(Registered::new(interceptor));
+        self
+    }
+
+    /// Records gRPC's A66 metrics for every call and serves them at `GET /metrics` on the
+    /// calls' port (see [`metrics`](crate::metrics)).
+    pub fn metrics(self, metrics: crate::metrics::Metrics) -> Self {
+        let page = metrics.clone();
+        self.intercept(metrics).page("/metrics", move || page.page())
+    }
+
+    /// Answers `GET path` on the calls' port with what `render` returns (a content type and a
+    /// body), rendered per request: how [`metrics::Metrics`](crate::metrics::Metrics) serves
+    /// `/metrics`.
+    pub fn page(
+        mut self,
+        path: impl Into<String>,
+        render: impl Fn() -> (http::HeaderValue, Bytes) + Send + Sync + 'static,
+    ) -> Self {
+        self.pages.push(Page {
+            path: path.into(),
+            render: Arc::new(render),
+        });
+        self
+    }
+
+
     /// Serve `grpc.health.v1.Health` (default on).
     pub fn health(mut self, on: bool) -> Self {
         self.health = on;
@@ -224,11 +261,17 @@ impl ServerBuilder {
                 router.add(s);
             }
         }
+        router.finish(&descriptors, &self.interceptors);
+        let chain = Chain::of(&self.interceptors, &[]);
+        let intercepted = chain.is_some() || router.any_chain();
         let shared = Arc::new(Shared {
             router,
             limits: self.limits,
             descriptors,
             rest,
+            chain,
+            intercepted,
+            pages: self.pages,
         });
         let conn = ConnContext::new(
             shared,

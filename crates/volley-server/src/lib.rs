@@ -22,13 +22,16 @@
 //! - `body`: request bodies (drained on HTTP/1.1), the inbound message stream ([`Streaming`]),
 //!   response bodies, and the envelopes of gRPC-Web and Connect.
 //! - `deadline`, `transcode`: a call's deadline; JSON <-> protobuf and Connect's error words.
-//! - [`tls`], [`health`], [`reflection`]: the batteries.
+//! - [`intercept`]: interceptors and the facts of a call ([`intercept::CallInfo`]), which every
+//!   stage above may read; it reads from none of them.
+//! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`]: the batteries.
 //! - [`codegen`]: what the services `volley-build` generates use.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
 //! shared with the client and the load generator; its [`Status`], [`Code`], [`IntoFrame`] and
 //! [`Reply`] are re-exported here.
 
+pub mod auth;
 mod body;
 mod builder;
 mod call;
@@ -38,6 +41,8 @@ mod deadline;
 mod error;
 mod handler;
 pub mod health;
+pub mod intercept;
+pub mod metrics;
 pub mod reflection;
 mod route;
 mod server;

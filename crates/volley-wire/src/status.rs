@@ -81,6 +81,30 @@ impl Code {
         HeaderValue::from_static(DIGITS[self as usize])
     }
 
+    /// The canonical upper-case name (`OK`, `CANCELLED`, `UNAUTHENTICATED`, ...): the value of
+    /// the `grpc.status` attribute in gRPC's OpenTelemetry metrics (gRFC A66).
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::Ok => "OK",
+            Code::Cancelled => "CANCELLED",
+            Code::Unknown => "UNKNOWN",
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Code::NotFound => "NOT_FOUND",
+            Code::AlreadyExists => "ALREADY_EXISTS",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Code::FailedPrecondition => "FAILED_PRECONDITION",
+            Code::Aborted => "ABORTED",
+            Code::OutOfRange => "OUT_OF_RANGE",
+            Code::Unimplemented => "UNIMPLEMENTED",
+            Code::Internal => "INTERNAL",
+            Code::Unavailable => "UNAVAILABLE",
+            Code::DataLoss => "DATA_LOSS",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+
     /// The name grpc-go prints (`codes.Code.String()`), which ghz reports use: `OK`, `Canceled`, ...
     pub fn go_name(self) -> &'static str {
         match self {
@@ -261,6 +285,12 @@ constructors! {
     unimplemented => Unimplemented,
     internal => Internal,
     unavailable => Unavailable,
+    already_exists => AlreadyExists,
+    permission_denied => PermissionDenied,
+    aborted => Aborted,
+    out_of_range => OutOfRange,
+    data_loss => DataLoss,
+    unauthenticated => Unauthenticated,
 }
 
 impl fmt::Debug for Status {

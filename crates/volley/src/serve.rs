@@ -6,7 +6,7 @@ use std::{net::TcpListener as StdListener, sync::Arc, thread};
 use anyhow::{Context, Result};
 use tokio::sync::watch;
 use tracing::info;
-use volley_server::{Server, tls};
+use volley_server::{Server, auth::BearerToken, metrics::Metrics, tls};
 use volley_services::Options;
 
 use crate::cli::ServeArgs;
@@ -28,6 +28,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .handshake_timeout(args.handshake_timeout)
         .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
         .also_plaintext(args.also_plaintext);
+    // Metrics first: they see the calls the token check refuses, too.
+    if args.metrics {
+        builder = builder.metrics(Metrics::new());
+    }
+    if let Some(token) = &args.require_token {
+        builder = builder.intercept(BearerToken::new(token));
+    }
     let mut mode = "h2c";
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         builder = builder.tls(tls::server_config(cert, key)?);
@@ -65,10 +72,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         );
     }
     for (i, l) in listeners.iter().enumerate() {
-        let what = if i == 0 {
-            "gRPC, gRPC-Web, Connect"
-        } else {
-            "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /"
+        let what = match (i, args.metrics) {
+            (0, false) => "gRPC, gRPC-Web, Connect",
+            (0, true) => "gRPC, gRPC-Web, Connect, GET /metrics",
+            (_, false) => "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /",
+            (_, true) => "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /, GET /metrics",
         };
         info!(
             "listening on {} ({what}; {mode}, {threads} thread(s))",

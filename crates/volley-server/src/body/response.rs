@@ -11,6 +11,7 @@ use futures_core::Stream;
 use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
+use crate::intercept::EndGuard;
 use volley_wire::{
     Code, Status,
     codec::{FLAG_NO_COMPRESS, HEADER_LEN},
@@ -23,8 +24,9 @@ use volley_wire::{
 pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send + 'static>>;
 
 /// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
-/// streams are polled with the call's deadline and end with the status in the trailers.
-pub(crate) struct ResponseBody(Kind);
+/// streams are polled with the call's deadline and end with the status in the trailers. A call
+/// with interceptors carries their [`EndGuard`] here, which sees every frame go out.
+pub(crate) struct ResponseBody(Kind, Option<Box<EndGuard>>);
 
 enum Kind {
     /// Trailers-only responses: the status travelled in the headers.
@@ -90,25 +92,56 @@ impl Default for ResponseBody {
 impl ResponseBody {
     /// A body with nothing in it.
     pub fn empty() -> Self {
-        ResponseBody(Kind::Empty)
+        ResponseBody(Kind::Empty, None)
     }
 
     pub(crate) fn unary(data: Bytes, trailers: HeaderMap) -> Self {
-        ResponseBody(Kind::Unary {
-            data: Some(data),
-            trailers: Some(trailers),
-        })
+        ResponseBody(
+            Kind::Unary {
+                data: Some(data),
+                trailers: Some(trailers),
+            },
+            None,
+        )
     }
 
     /// A unary reply's frame and trailers, taken whole (the HTTP/2 writer sends them at once);
     /// `None` for any other body.
     pub(crate) fn take_unary(&mut self) -> Option<(Bytes, HeaderMap)> {
-        match &mut self.0 {
+        let (data, trailers) = match &mut self.0 {
             Kind::Unary {
                 data: data @ Some(_),
                 trailers: trailers @ Some(_),
-            } => Some((data.take()?, trailers.take()?)),
+            } => (data.take()?, trailers.take()?),
+            _ => return None,
+        };
+        if let Some(end) = &mut self.1 {
+            end.sent(data.len());
+            end.status_from(&trailers);
+        }
+        Some((data, trailers))
+    }
+
+    /// Lets an interceptors' guard watch this body: it counts the frames sent and reads the
+    /// status from the trailers (or from `trailers_only` headers), and fires when dropped.
+    pub(crate) fn watch(&mut self, end: EndGuard) {
+        self.1 = Some(Box::new(end));
+    }
+
+    /// Adds trailers to the ones still to be sent; false when there are none to add to
+    /// (a trailers-only or plain answer).
+    pub(crate) fn extend_trailers(&mut self, extra: HeaderMap) -> bool {
+        let pending = match &mut self.0 {
+            Kind::Unary { trailers, .. } => trailers.as_mut(),
+            Kind::Stream(s) => s.trailers.as_mut(),
             _ => None,
+        };
+        match pending {
+            Some(t) => {
+                t.extend(extra);
+                true
+            }
+            None => false,
         }
     }
 
@@ -119,20 +152,23 @@ impl ResponseBody {
         compress: Option<Encoding>,
         max_send: usize,
     ) -> Self {
-        ResponseBody(Kind::Stream(Box::new(StreamState {
-            frames,
-            trailers: Some(trailers),
-            deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
-            compress,
-            max_send,
-        })))
+        ResponseBody(
+            Kind::Stream(Box::new(StreamState {
+                frames,
+                trailers: Some(trailers),
+                deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
+                compress,
+                max_send,
+            })),
+            None,
+        )
     }
 
     /// Wraps any other body (plain-HTTP answers share the server's response type).
     pub fn other(
         body: impl Body<Data = Bytes, Error = Infallible> + Send + Unpin + 'static,
     ) -> Self {
-        ResponseBody(Kind::Other(Box::new(body)))
+        ResponseBody(Kind::Other(Box::new(body)), None)
     }
 }
 
@@ -144,15 +180,16 @@ impl Body for ResponseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match &mut self.0 {
-            Kind::Empty => Poll::Ready(None),
-            Kind::Unary { data, trailers } => Poll::Ready(match data.take() {
-                Some(d) => Some(Ok(Frame::data(d))),
-                None => trailers.take().map(|t| Ok(Frame::trailers(t))),
-            }),
-            Kind::Stream(s) => s.poll(cx),
-            Kind::Other(b) => Pin::new(b).poll_frame(cx),
+        let this = &mut *self;
+        let frame = this.poll_kind(cx);
+        if let (Some(end), Poll::Ready(Some(Ok(frame)))) = (&mut this.1, &frame) {
+            if let Some(data) = frame.data_ref() {
+                end.sent(data.len());
+            } else if let Some(t) = frame.trailers_ref() {
+                end.status_from(t);
+            }
         }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {
@@ -169,6 +206,20 @@ impl Body for ResponseBody {
             Kind::Empty => SizeHint::with_exact(0),
             Kind::Other(b) => b.size_hint(),
             _ => SizeHint::default(),
+        }
+    }
+}
+
+impl ResponseBody {
+    fn poll_kind(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut self.0 {
+            Kind::Empty => Poll::Ready(None),
+            Kind::Unary { data, trailers } => Poll::Ready(match data.take() {
+                Some(d) => Some(Ok(Frame::data(d))),
+                None => trailers.take().map(|t| Ok(Frame::trailers(t))),
+            }),
+            Kind::Stream(s) => s.poll(cx),
+            Kind::Other(b) => Pin::new(b).poll_frame(cx),
         }
     }
 }

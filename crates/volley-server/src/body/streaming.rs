@@ -2,6 +2,7 @@
 
 use std::{
     future::Future,
+    sync::Arc,
     marker::PhantomData,
     pin::Pin,
     task::{Context, Poll, ready},
@@ -15,7 +16,7 @@ use prost::Message;
 use volley_wire::{Status, codec::FrameDecoder};
 
 use super::{RequestBody, envelope::Base64Decoder};
-use crate::transcode::json_to_proto;
+use crate::{intercept::Tally, transcode::json_to_proto};
 
 /// Messages of type `T` as the client sends them; ends when the client half-closes.
 ///
@@ -74,6 +75,8 @@ pub(crate) struct RawStreaming {
     base64: Option<Base64Decoder>,
     /// The JSON codec: each message is JSON of this type, re-encoded to protobuf.
     json: Option<prost_reflect::MessageDescriptor>,
+    /// The interceptors' count of messages and bytes received (calls with interceptors).
+    tally: Option<Arc<Tally>>,
 }
 
 impl RawStreaming {
@@ -89,7 +92,14 @@ impl RawStreaming {
             done: false,
             base64: base64.then(Base64Decoder::default),
             json,
+            tally: None,
         }
+    }
+
+    /// Counts what is read into `tally`.
+    pub(crate) fn with_tally(mut self, tally: Option<Arc<Tally>>) -> Self {
+        self.tally = tally;
+        self
     }
 
     fn fail(&mut self, e: Status) -> Poll<Option<Result<Bytes, Status>>> {
@@ -105,6 +115,9 @@ impl RawStreaming {
         loop {
             match self.decoder.next_message() {
                 Ok(Some(m)) => {
+                    if let Some(t) = &self.tally {
+                        t.message_in();
+                    }
                     return match &self.json {
                         Some(desc) => match json_to_proto(desc, &m) {
                             Ok(b) => Poll::Ready(Some(Ok(b))),
@@ -136,6 +149,9 @@ impl RawStreaming {
             match ready!(Pin::new(&mut self.body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
+                        if let Some(t) = &self.tally {
+                            t.bytes_in(data.len());
+                        }
                         match &mut self.base64 {
                             Some(b) => match b.push(&data) {
                                 Ok(decoded) => self.decoder.push(decoded),
@@ -175,6 +191,7 @@ impl RawStreaming {
             done: true,
             base64: None,
             json: None,
+            tally: None,
         };
         std::mem::replace(self, ended)
     }

@@ -15,6 +15,7 @@ use crate::{
     body::{HttpResponse, RequestBody, ResponseBody, read_limited},
     deadline::{connect_timeout, within},
     handler::{Handler, Request},
+    intercept::{CallInfo, CallProtocol, Peer, Tally},
     route::Shared,
     transcode::{error_json, http_status, json_to_proto, proto_to_json, query_pairs},
 };
@@ -29,6 +30,8 @@ pub(crate) fn error_response(s: &Status, status: Option<StatusCode>) -> HttpResp
         h.append(k.clone(), v.clone());
     }
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    // For the interceptors' end guard (`call::intercepted`), which reads the status here.
+    resp.extensions_mut().insert(s.clone());
     resp
 }
 
@@ -41,6 +44,7 @@ pub struct ConnectGetQuery(pub String);
 /// Serves a Connect unary call sent as a POST.
 pub(crate) async fn serve_unary(
     shared: Arc<Shared>,
+    peer: Arc<Peer>,
     req: http::Request<RequestBody>,
     json: bool,
 ) -> HttpResponse {
@@ -48,13 +52,14 @@ pub(crate) async fn serve_unary(
     let encoding = parts.headers.get("content-encoding").cloned();
     let limit = shared.limits.max_recv;
     let body = async move { read_limited(body, limit).await.map_err(|(s, _)| s) };
-    unary_call(shared, parts, json, encoding, body).await
+    unary_call(shared, &peer, parts, json, encoding, body).await
 }
 
 /// Serves a Connect unary call sent as a GET (`?message=…&encoding=json|proto[&base64=1]
 /// [&compression=gzip][&connect=v1]`), allowed for methods marked `NO_SIDE_EFFECTS`.
 pub(crate) async fn serve_get(
     shared: Arc<Shared>,
+    peer: Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> HttpResponse {
     let (mut parts, _body) = req.into_parts();
@@ -151,23 +156,32 @@ pub(crate) async fn serve_get(
         );
     }
     parts.extensions.insert(ConnectGetQuery(query));
-    unary_call(shared, parts, json, encoding, std::future::ready(Ok(raw))).await
+    unary_call(
+        shared,
+        &peer,
+        parts,
+        json,
+        encoding,
+        std::future::ready(Ok(raw)),
+    )
+    .await
 }
 
 /// The Connect unary call itself: find the handler, read and decode the message, run under the
 /// deadline, and write the reply (or the error JSON).
 async fn unary_call(
     shared: Arc<Shared>,
+    peer: &Arc<Peer>,
     parts: http::request::Parts,
     json: bool,
     encoding: Option<HeaderValue>,
     body: impl std::future::Future<Output = Result<Bytes, Status>>,
 ) -> HttpResponse {
     let path = parts.uri.path();
-    let Some(handler) = shared.router.get(path) else {
+    let Some(route) = shared.router.get(path) else {
         return error_response(&shared.router.not_found(path), Some(StatusCode::NOT_FOUND));
     };
-    let Handler::Unary(h) = handler else {
+    let Handler::Unary(h) = &route.handler else {
         return error_response(
             &Status::unimplemented(format!(
                 "{path} is a streaming method: use application/connect+proto or +json"
@@ -188,9 +202,14 @@ async fn unary_call(
     };
     let limit = shared.limits.max_recv;
     // The handler takes the headers and extensions; `path` keeps borrowing the URI.
-    let (headers, extensions) = (parts.headers, parts.extensions);
+    let (headers, mut extensions) = (parts.headers, parts.extensions);
+    let tally = extensions.remove::<Arc<Tally>>();
+    let info = CallInfo::new(route.method.clone(), peer, CallProtocol::Connect, deadline);
     let call = async {
         let mut raw = body.await?;
+        if let Some(t) = &tally {
+            t.whole_message(raw.len());
+        }
         let mut compressed = false;
         match encoding.as_ref().map(HeaderValue::as_bytes) {
             None | Some(b"identity") => {}
@@ -208,7 +227,7 @@ async fn unary_call(
         if let (true, Some(m)) = (json, method) {
             raw = json_to_proto(&m.input(), &raw)?;
         }
-        let req = Request::from_parts(headers, deadline, raw).with_compressed(compressed);
+        let req = Request::from_parts(info, headers, raw).with_compressed(compressed);
         h(req.with_extensions(extensions)).await
     };
     let result = within(deadline, call).await;

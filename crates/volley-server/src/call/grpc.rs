@@ -2,10 +2,10 @@
 //! the message(s), run the handler under the deadline, and shape the HTTP response (headers,
 //! frames, status trailers, and the protocol's envelope).
 
-use std::future::Future;
+use std::{future::Future, sync::Arc};
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use http::{HeaderMap, Method, StatusCode, header::CONTENT_TYPE};
 use prost_reflect::MessageDescriptor;
 use tokio::time::Instant;
@@ -27,6 +27,7 @@ use crate::{
     },
     deadline::{connect_timeout, within},
     handler::{Handler, Request, Response},
+    intercept::{CallInfo, CallProtocol, Peer, Tally},
     route::{Envelope, Shared, content_type},
     transcode::proto_to_json,
 };
@@ -35,6 +36,19 @@ use crate::{
 /// exists, so the future carries only the prepared call (see [`Prepared`]).
 pub(crate) fn serve(
     shared: &Shared,
+    peer: &Arc<Peer>,
+    req: http::Request<RequestBody>,
+    env: Envelope,
+    json: bool,
+) -> impl Future<Output = HttpResponse> + Send + 'static {
+    answer(shared, peer, req, env, json).map(move |resp| shape(resp, env, json))
+}
+
+/// The call's response before [`shape`] gives it its protocol's envelope (interceptors add
+/// their headers and trailers in between).
+pub(crate) fn answer(
+    shared: &Shared,
+    peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
     env: Envelope,
     json: bool,
@@ -42,26 +56,25 @@ pub(crate) fn serve(
     // Only the JSON codec needs the schema; protobuf pays nothing here.
     let mut prepared = if json {
         match shared.descriptors.get(req.uri().path()) {
-            Some(m) => prepare(shared, req, env, Some((m.input(), m.output()))),
+            Some(m) => prepare(shared, peer, req, env, Some((m.input(), m.output()))),
             None => Err(plain(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "volley: JSON needs the method's schema registered\n",
             )),
         }
     } else {
-        prepare(shared, req, env, None)
+        prepare(shared, peer, req, env, None)
     };
     async move {
-        let resp = match &mut prepared {
+        match &mut prepared {
             Ok(call) => call.run().await,
             Err(resp) => std::mem::take(resp),
-        };
-        shape(resp, env, json)
+        }
     }
 }
 
 /// Gives a framed call's response its protocol's content type and envelope.
-fn shape(resp: HttpResponse, env: Envelope, json: bool) -> HttpResponse {
+pub(crate) fn shape(resp: HttpResponse, env: Envelope, json: bool) -> HttpResponse {
     let (mut parts, body) = resp.into_parts();
     if parts.status != StatusCode::OK {
         return http::Response::from_parts(parts, body); // a plain-HTTP refusal (405, 415)
@@ -107,8 +120,9 @@ fn json_frame(desc: &MessageDescriptor, frame: &Bytes) -> Result<Bytes, Status> 
 /// whole call future is moved by value several times per call, so its size is a hot-path cost).
 struct Prepared {
     handler: Handler,
+    info: CallInfo,
     headers: HeaderMap,
-    deadline: Option<Instant>,
+    extensions: http::Extensions,
     raw: RawStreaming,
     compress: Compress,
     max_send: usize,
@@ -122,6 +136,7 @@ struct Prepared {
 #[allow(clippy::result_large_err)]
 fn prepare(
     shared: &Shared,
+    peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
     env: Envelope,
     json: Option<(MessageDescriptor, MessageDescriptor)>,
@@ -133,7 +148,7 @@ fn prepare(
             "gRPC requires POST\n",
         ));
     }
-    let Some(handler) = shared.router.get(parts.uri.path()) else {
+    let Some(route) = shared.router.get(parts.uri.path()) else {
         return Err(trailers_only(&shared.router.not_found(parts.uri.path())));
     };
     let headers = parts.headers;
@@ -164,16 +179,24 @@ fn prepare(
         }
     };
     let (in_json, out_json) = json.unzip();
+    let mut extensions = parts.extensions;
     let raw = RawStreaming::new(
         body,
         FrameDecoder::new(encoding, shared.limits.max_recv),
         env == Envelope::Web { text: true },
         in_json,
-    );
+    )
+    .with_tally(extensions.remove::<Arc<Tally>>());
+    let protocol = match env {
+        Envelope::Grpc => CallProtocol::Grpc,
+        Envelope::Web { .. } => CallProtocol::GrpcWeb,
+        Envelope::Connect => CallProtocol::Connect,
+    };
     Ok(Prepared {
-        handler: handler.clone(),
+        handler: route.handler.clone(),
+        info: CallInfo::new(route.method.clone(), peer, protocol, deadline),
         headers,
-        deadline,
+        extensions,
         raw,
         compress,
         max_send: shared.limits.max_send,
@@ -187,21 +210,21 @@ impl Prepared {
     async fn run(&mut self) -> HttpResponse {
         let Prepared {
             handler,
+            info,
             headers,
-            deadline,
+            extensions,
             raw,
             compress,
             max_send,
             out_json,
         } = self;
-        let (deadline, compress, max_send) = (*deadline, *compress, *max_send);
+        let (deadline, compress, max_send) = (info.deadline(), *compress, *max_send);
+        let mut head = (info, headers, extensions);
         match handler {
             Handler::Unary(h) => {
                 let call = async {
                     let (msg, compressed) = raw.single().await?;
-                    h(Request::from_parts(std::mem::take(headers), deadline, msg)
-                        .with_compressed(compressed))
-                    .await
+                    h(request(&mut head, msg).with_compressed(compressed)).await
                 };
                 let res = within(deadline, call).await;
                 unary_response(to_json(res, out_json.as_ref()), compress, max_send)
@@ -209,11 +232,7 @@ impl Prepared {
             Handler::ClientStreaming(h) => {
                 let res = within(
                     deadline,
-                    h(Request::from_parts(
-                        std::mem::take(headers),
-                        deadline,
-                        raw.take(),
-                    )),
+                    h(request(&mut head, raw.take())),
                 )
                 .await;
                 unary_response(to_json(res, out_json.as_ref()), compress, max_send)
@@ -221,9 +240,7 @@ impl Prepared {
             Handler::ServerStreaming(h) => {
                 let call = async {
                     let (msg, compressed) = raw.single().await?;
-                    h(Request::from_parts(std::mem::take(headers), deadline, msg)
-                        .with_compressed(compressed))
-                    .await
+                    h(request(&mut head, msg).with_compressed(compressed)).await
                 };
                 let res = within(deadline, call).await;
                 stream_response(
@@ -236,11 +253,7 @@ impl Prepared {
             Handler::Bidi(h) => {
                 let res = within(
                     deadline,
-                    h(Request::from_parts(
-                        std::mem::take(headers),
-                        deadline,
-                        raw.take(),
-                    )),
+                    h(request(&mut head, raw.take())),
                 )
                 .await;
                 stream_response(
@@ -252,6 +265,15 @@ impl Prepared {
             }
         }
     }
+}
+
+/// The handler's request: the message with the call's head, taken from the prepared call.
+fn request<T>(
+    (info, headers, extensions): &mut (&mut CallInfo, &mut HeaderMap, &mut http::Extensions),
+    message: T,
+) -> Request<T> {
+    Request::from_parts(std::mem::take(*info), std::mem::take(*headers), message)
+        .with_extensions(std::mem::take(*extensions))
 }
 
 /// The JSON codec for a unary reply.
@@ -347,6 +369,8 @@ mod tests {
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
+    /// The call's facts for handlers (`CallInfo`) and its extensions added 32 bytes (issue 18;
+    /// BENCHMARKS.md, "Interceptors", measures the call with and without them).
     #[test]
     fn the_grpc_call_future_stays_small() {
         let shared = Shared {
@@ -358,10 +382,14 @@ mod tests {
             },
             descriptors: Default::default(),
             rest: Vec::new(),
+            chain: None,
+            intercepted: false,
+            pages: Vec::new(),
         };
         let req = http::Request::new(RequestBody::ended());
-        let fut = serve(&shared, req, Envelope::Grpc, false);
+        let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
+        let fut = serve(&shared, &peer, req, Envelope::Grpc, false);
         let size = std::mem::size_of_val(&fut);
-        assert!(size <= 640, "grpc::serve's future is {size} bytes");
+        assert!(size <= 672, "grpc::serve's future is {size} bytes");
     }
 }

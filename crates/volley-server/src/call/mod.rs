@@ -1,21 +1,39 @@
 //! One call: pick the protocol's adapter for a request (gRPC, gRPC-Web and Connect streams in
-//! `grpc`, Connect unary in `connect`, REST in `rest`) or refuse it with a plain HTTP answer.
+//! `grpc`, Connect unary in `connect`, REST in `rest`) or refuse it with a plain HTTP answer;
+//! on a server with interceptors, `intercepted` runs them around the adapter.
 
 mod connect;
 mod grpc;
+mod intercepted;
 mod rest;
 
 use std::sync::Arc;
 
 use crate::{
-    body::{HttpResponse, RequestBody, discard, plain},
+    body::{HttpResponse, RequestBody, ResponseBody, discard, plain},
     handler::BoxFuture,
+    intercept::Peer,
     route::{Envelope, Protocol, Shared, protocol},
 };
 
 pub use connect::ConnectGetQuery;
 
-/// Picks the protocol for a request: gRPC, gRPC-Web, Connect, or the plain `GET /` answer.
+/// How a call is served: the protocol adapter a request's head chose.
+pub(crate) enum Way {
+    /// gRPC, gRPC-Web or Connect streaming (`grpc`).
+    Framed { env: Envelope, json: bool },
+    /// A Connect unary POST (`connect`).
+    ConnectPost { json: bool },
+    /// A Connect unary GET (`connect`).
+    ConnectGet,
+    /// A REST route (`rest`): its index and the path's variables.
+    Rest {
+        route: usize,
+        vars: Vec<(String, String)>,
+    },
+}
+
+/// Picks the protocol for a request: gRPC, gRPC-Web, Connect, REST, a page, or a plain refusal.
 ///
 /// Not an `async fn`: the choice is made before any await, and the answer is one boxed future
 /// sized to its own protocol. hyper moves the per-call future by value into its stream task and
@@ -23,8 +41,30 @@ pub use connect::ConnectGetQuery;
 /// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
 pub(crate) fn serve(
     shared: Arc<Shared>,
+    peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> BoxFuture<HttpResponse> {
+    let (way, req) = match choose(&shared, req) {
+        Ok(chosen) => chosen,
+        Err(answer) => return answer,
+    };
+    if shared.intercepted {
+        return Box::pin(intercepted::serve(shared, peer.clone(), req, way));
+    }
+    match way {
+        Way::Framed { env, json } => Box::pin(grpc::serve(&shared, peer, req, env, json)),
+        Way::ConnectPost { json } => Box::pin(connect::serve_unary(shared, peer.clone(), req, json)),
+        Way::ConnectGet => Box::pin(connect::serve_get(shared, peer.clone(), req)),
+        Way::Rest { route, vars } => Box::pin(rest::serve(shared, peer.clone(), req, route, vars)),
+    }
+}
+
+/// The way a request is served, or the answer that refuses it (or serves a page).
+#[allow(clippy::type_complexity)]
+fn choose(
+    shared: &Shared,
+    req: http::Request<RequestBody>,
+) -> Result<(Way, http::Request<RequestBody>), BoxFuture<HttpResponse>> {
     let proto = protocol(req.headers());
     let grpc = matches!(
         proto,
@@ -37,41 +77,58 @@ pub(crate) fn serve(
         if let Some((route, vars)) =
             crate::route::rest::find(&shared.rest, req.method(), req.uri().path())
         {
-            return Box::pin(rest::serve(shared, req, route, vars));
+            return Ok((Way::Rest { route, vars }, req));
         }
     }
     match proto {
-        Protocol::Framed { env, json } => Box::pin(grpc::serve(&shared, req, env, json)),
+        Protocol::Framed { env, json } => Ok((Way::Framed { env, json }, req)),
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
-            Box::pin(connect::serve_unary(shared, req, json))
+            Ok((Way::ConnectPost { json }, req))
         }
-        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => refuse(
+        Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => Err(refuse(
             req,
             http::StatusCode::METHOD_NOT_ALLOWED,
             "volley: Connect unary calls are POST (or GET for side-effect-free methods)\n",
-        ),
-        Protocol::UnknownCodec => refuse(
+        )),
+        Protocol::UnknownCodec => Err(refuse(
             req,
             http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "volley: unsupported codec; this server speaks proto and json\n",
-        ),
+        )),
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
-            refuse(req, http::StatusCode::OK, HELLO)
+            Err(refuse(req, http::StatusCode::OK, HELLO))
         }
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
-            Box::pin(connect::serve_get(shared, req))
+            Ok((Way::ConnectGet, req))
         }
-        Protocol::Other if req.method() == http::Method::GET => refuse(
+        _ if req.method() == http::Method::GET
+            && shared.pages.iter().any(|p| p.path == req.uri().path()) =>
+        {
+            Err(page(shared, req))
+        }
+        Protocol::Other if req.method() == http::Method::GET => Err(refuse(
             req,
             http::StatusCode::NOT_FOUND,
             "volley: no route for this path\n",
-        ),
-        _ => refuse(
+        )),
+        _ => Err(refuse(
             req,
             http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
-        ),
+        )),
     }
+}
+
+/// A page registered with `ServerBuilder::page`, rendered now.
+fn page(shared: &Shared, req: http::Request<RequestBody>) -> BoxFuture<HttpResponse> {
+    let Some(p) = shared.pages.iter().find(|p| p.path == req.uri().path()) else {
+        return refuse(req, http::StatusCode::NOT_FOUND, "volley: no route for this path\n");
+    };
+    let (content_type, body) = (p.render)();
+    let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(body)));
+    resp.headers_mut()
+        .insert(http::header::CONTENT_TYPE, content_type);
+    Box::pin(std::future::ready(resp))
 }
 
 /// A plain-text answer once the request's body (if any) has been read: see `drain::discard`.

@@ -21,6 +21,7 @@ use crate::{
     body::{FrameStream, HttpResponse, RequestBody, ResponseBody, read_limited},
     deadline::{connect_timeout, within},
     handler::{Handler, Request},
+    intercept::{CallInfo, CallProtocol, Peer, Tally},
     route::Shared,
     transcode::{http_status, json_to_proto, proto_to_json, query_pairs},
 };
@@ -73,7 +74,8 @@ fn set_field(
     Ok(())
 }
 
-fn error_response(s: &Status) -> HttpResponse {
+/// A REST error in grpc-gateway's shape.
+pub(crate) fn error_response(s: &Status) -> HttpResponse {
     // grpc-gateway's error shape.
     let body = serde_json::json!({"code": s.code() as i32, "message": s.message(), "details": []});
     let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(
@@ -86,28 +88,36 @@ fn error_response(s: &Status) -> HttpResponse {
     };
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    // For the interceptors' end guard (`call::intercepted`), which reads the status here.
+    resp.extensions_mut().insert(s.clone());
     resp
 }
 
 /// Serves a REST call.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
+    peer: Arc<Peer>,
     req: http::Request<RequestBody>,
     route: usize,
     vars: Vec<(String, String)>,
 ) -> HttpResponse {
     let route = &shared.rest[route];
     let (parts, body) = req.into_parts();
-    let Some(handler) = shared.router.get(&route.grpc_path).cloned() else {
+    let Some(target) = shared.router.get(&route.grpc_path) else {
         return error_response(&shared.router.not_found(&route.grpc_path));
     };
+    let handler = target.handler.clone();
     let deadline = match connect_timeout(&parts.headers) {
         Ok(d) => d,
         Err(s) => return error_response(&s),
     };
     let limit = shared.limits.max_recv;
+    let tally = parts.extensions.get::<Arc<Tally>>();
     let input = async {
         let raw = read_limited(body, limit).await.map_err(|(s, _)| s)?;
+        if let Some(t) = tally {
+            t.whole_message(raw.len());
+        }
         let mut obj = Map::new();
         if !route.body.is_empty() && !raw.is_empty() {
             let v: Value = serde_json::from_slice(&raw)
@@ -140,7 +150,8 @@ pub(crate) async fn serve(
         Ok(m) => m,
         Err(s) => return error_response(&s),
     };
-    let request = Request::from_parts(parts.headers, deadline, msg);
+    let info = CallInfo::new(target.method.clone(), &peer, CallProtocol::Rest, deadline);
+    let request = Request::from_parts(info, parts.headers, msg);
     match handler {
         Handler::Unary(h) => match within(deadline, h(request)).await {
             Ok(resp) => {

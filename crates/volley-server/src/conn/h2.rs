@@ -31,7 +31,7 @@ use tokio::{
 use tracing::{debug, warn};
 
 use super::{h2_stream::CallStream, linger::Lingering};
-use crate::{body::RequestBody, call, route::Shared};
+use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
 /// Default HTTP/2 stream window (grpc-go starts at 64 KiB and grows it; a larger start saves the ramp).
 pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
@@ -77,6 +77,7 @@ pub(crate) fn builder(max_concurrent_streams: u32) -> h2::server::Builder {
 pub(crate) struct H2Connection<I> {
     state: State<I>,
     shared: Arc<Shared>,
+    peer: Arc<Peer>,
     keepalive: Option<Keepalive>,
     /// A graceful shutdown asked for during the handshake, applied once it is done.
     shutdown: bool,
@@ -127,11 +128,13 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
         io: I,
         builder: &h2::server::Builder,
         shared: Arc<Shared>,
+        peer: Arc<Peer>,
         keepalive: Option<Duration>,
     ) -> Self {
         H2Connection {
             state: State::Handshaking(builder.handshake(Lingering::new(io))),
             shared,
+            peer,
             keepalive: keepalive.map(Keepalive::new),
             shutdown: false,
             inline: tokio::runtime::Handle::try_current()
@@ -187,7 +190,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                             conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
                         }
                         let call = CallStream::new(
-                            call::serve(this.shared.clone(), req.map(RequestBody::h2)),
+                            call::serve(this.shared.clone(), &this.peer, req.map(RequestBody::h2)),
                             reply,
                             this.calm.early_resets.clone(),
                         );

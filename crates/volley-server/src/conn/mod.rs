@@ -28,7 +28,7 @@ use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
 use self::h2::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, H2Connection};
-use crate::{body::RequestBody, call, route::Shared};
+use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
 /// How connections are served: the builder's settings that concern connections, not calls.
 pub(crate) struct ConnSettings {
@@ -123,9 +123,10 @@ impl ConnContext {
         self.accepted.fetch_add(1, Ordering::Relaxed);
         self.open.fetch_add(1, Ordering::Relaxed);
         let _open = OpenGuard(&self.open);
+        let plain = |peer| Arc::new(Peer::new(peer, false, Vec::new()));
         let Some(acceptor) = &self.tls else {
             if let Some(h2) = self.identified(&stream, peer).await {
-                self.serve_io(stream, peer, drain, h2).await;
+                self.serve_io(stream, plain(peer), drain, h2).await;
             }
             return;
         };
@@ -134,7 +135,7 @@ impl ConnContext {
             match tokio::time::timeout(self.handshake, stream.peek(&mut first)).await {
                 Ok(Ok(1)) if first[0] != TLS_HANDSHAKE_RECORD => {
                     if let Some(h2) = self.identified(&stream, peer).await {
-                        self.serve_io(stream, peer, drain, h2).await;
+                        self.serve_io(stream, plain(peer), drain, h2).await;
                     }
                     return;
                 }
@@ -144,7 +145,10 @@ impl ConnContext {
         }
         match tokio::time::timeout(self.handshake, acceptor.accept(stream)).await {
             Ok(Ok(tls)) => {
-                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                let session = tls.get_ref().1;
+                let h2 = session.alpn_protocol() == Some(b"h2");
+                let certs = session.peer_certificates().map(<[_]>::to_vec);
+                let peer = Arc::new(Peer::new(peer, true, certs.unwrap_or_default()));
                 self.serve_io(tls, peer, drain, h2).await;
             }
             Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
@@ -183,24 +187,25 @@ impl ConnContext {
 
     /// Serves one connection until it ends: HTTP/2 (`h2`: the preface was seen, or ALPN chose
     /// it) on h2 directly, anything else through hyper.
-    async fn serve_io<I>(&self, io: I, peer: SocketAddr, drain: watch::Receiver<bool>, h2: bool)
+    async fn serve_io<I>(&self, io: I, peer: Arc<Peer>, drain: watch::Receiver<bool>, h2: bool)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let shared = self.shared.clone();
+        let addr = peer.addr();
         if h2 {
-            let conn = H2Connection::new(io, &self.h2, shared, self.keepalive);
+            let conn = H2Connection::new(io, &self.h2, shared, peer, self.keepalive);
             return self
-                .drive(conn, H2Connection::graceful_shutdown, peer, drain)
+                .drive(conn, H2Connection::graceful_shutdown, addr, drain)
                 .await;
         }
         let svc = service_fn(move |req: http::Request<Incoming>| {
             let http1 = req.version() < http::Version::HTTP_2;
-            call::serve(shared.clone(), req.map(|b| RequestBody::new(b, http1)))
+            call::serve(shared.clone(), &peer, req.map(|b| RequestBody::new(b, http1)))
                 .map(Ok::<_, Infallible>)
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), svc);
-        self.drive(conn, auto::Connection::graceful_shutdown, peer, drain)
+        self.drive(conn, auto::Connection::graceful_shutdown, addr, drain)
             .await;
     }
 

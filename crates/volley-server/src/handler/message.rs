@@ -5,11 +5,14 @@ use std::time::Duration;
 use http::HeaderMap;
 use tokio::time::Instant;
 
-/// A call's input: the request message (or stream), its metadata and its deadline.
+use crate::intercept::CallInfo;
+
+/// A call's input: the request message (or stream), its metadata, and the call's facts (method,
+/// peer, protocol, deadline: [`Request::call`]).
 #[derive(Debug)]
 pub struct Request<T> {
     metadata: HeaderMap,
-    deadline: Option<Instant>,
+    info: CallInfo,
     extensions: http::Extensions,
     compressed: bool,
     message: T,
@@ -20,17 +23,17 @@ impl<T> Request<T> {
     pub fn new(message: T) -> Request<T> {
         Request {
             metadata: HeaderMap::new(),
-            deadline: None,
+            info: CallInfo::default(),
             extensions: http::Extensions::new(),
             compressed: false,
             message,
         }
     }
 
-    pub(crate) fn from_parts(metadata: HeaderMap, deadline: Option<Instant>, message: T) -> Self {
+    pub(crate) fn from_parts(info: CallInfo, metadata: HeaderMap, message: T) -> Self {
         Request {
             metadata,
-            deadline,
+            info,
             extensions: http::Extensions::new(),
             compressed: false,
             message,
@@ -69,15 +72,20 @@ impl<T> Request<T> {
         &self.metadata
     }
 
+    /// The call's facts: the method called (and its descriptor), the peer's address and TLS
+    /// certificates, the protocol, the deadline.
+    pub fn call(&self) -> &CallInfo {
+        &self.info
+    }
+
     /// The instant the call's deadline (`grpc-timeout`) expires, if the client set one.
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
+        self.info.deadline()
     }
 
     /// Time left before the deadline, if any.
     pub fn time_left(&self) -> Option<Duration> {
-        self.deadline
-            .map(|d| d.saturating_duration_since(Instant::now()))
+        self.info.time_left()
     }
 
     /// The message (or inbound stream).
@@ -103,7 +111,7 @@ impl<T> Request<T> {
     pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Request<U> {
         Request {
             metadata: self.metadata,
-            deadline: self.deadline,
+            info: self.info,
             extensions: self.extensions,
             compressed: self.compressed,
             message: f(self.message),
@@ -113,7 +121,7 @@ impl<T> Request<T> {
     pub(crate) fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Request<U>, E> {
         Ok(Request {
             metadata: self.metadata,
-            deadline: self.deadline,
+            info: self.info,
             extensions: self.extensions,
             compressed: self.compressed,
             message: f(self.message)?,

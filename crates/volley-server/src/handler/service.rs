@@ -15,7 +15,10 @@ use prost::Message;
 use volley_wire::{IntoFrame, Status};
 
 use super::{Request, Response};
-use crate::body::{FrameStream, RawStreaming, Streaming};
+use crate::{
+    body::{FrameStream, RawStreaming, Streaming},
+    intercept::{Interceptor, MethodKind, Registered},
+};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -36,12 +39,26 @@ pub(crate) enum Handler {
     Bidi(Arc<BidiFn>),
 }
 
+impl Handler {
+    /// The method kind this handler serves.
+    pub(crate) fn kind(&self) -> MethodKind {
+        match self {
+            Handler::Unary(_) => MethodKind::Unary,
+            Handler::ServerStreaming(_) => MethodKind::ServerStreaming,
+            Handler::ClientStreaming(_) => MethodKind::ClientStreaming,
+            Handler::Bidi(_) => MethodKind::BidiStreaming,
+        }
+    }
+}
+
 /// A gRPC service: its fully-qualified name and its methods.
 pub struct Service {
     pub(crate) name: String,
     pub(crate) methods: Vec<(String, Handler)>,
     /// Encoded `FileDescriptorSet`s describing the service, added to the server's descriptors.
     pub(crate) descriptors: Vec<Bytes>,
+    /// This service's own interceptors, run after the server's.
+    pub(crate) interceptors: Vec<Registered>,
 }
 
 impl Service {
@@ -52,6 +69,7 @@ impl Service {
                 name: name.into(),
                 methods: Vec::new(),
                 descriptors: Vec::new(),
+                interceptors: Vec::new(),
             },
         }
     }
@@ -162,6 +180,14 @@ impl ServiceBuilder {
     /// [`ServerBuilder::file_descriptor_set`](crate::ServerBuilder::file_descriptor_set).
     pub fn file_descriptor_set(mut self, fds: impl Into<Bytes>) -> Self {
         self.service.descriptors.push(fds.into());
+        self
+    }
+
+    /// Adds an interceptor that sees this service's calls, after the server's own
+    /// ([`ServerBuilder::intercept`](crate::ServerBuilder::intercept)); several run in the
+    /// order they were added.
+    pub fn intercept(mut self, interceptor: impl Interceptor) -> Self {
+        self.service.interceptors.push(Registered::new(interceptor));
         self
     }
 

@@ -5,7 +5,9 @@ mod protocol;
 pub(crate) mod rest;
 mod table;
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
+
+use crate::intercept::Chain;
 
 pub(crate) use protocol::{Envelope, Protocol, content_type, protocol};
 pub(crate) use table::Router;
@@ -25,4 +27,16 @@ pub(crate) struct Shared {
     pub(crate) descriptors: HashMap<String, prost_reflect::MethodDescriptor>,
     /// REST routes (`google.api.http`).
     pub(crate) rest: Vec<rest::Route>,
+    /// The server's own interceptors (calls to unknown methods see these).
+    pub(crate) chain: Option<Arc<Chain>>,
+    /// Whether any call has interceptors: when not, calls take the path without them.
+    pub(crate) intercepted: bool,
+    /// Plain `GET` pages served beside the calls (`/metrics`).
+    pub(crate) pages: Vec<Page>,
+}
+
+/// A plain `GET` answer served on the calls' port.
+pub(crate) struct Page {
+    pub(crate) path: String,
+    pub(crate) render: Arc<dyn Fn() -> (http::HeaderValue, bytes::Bytes) + Send + Sync>,
 }

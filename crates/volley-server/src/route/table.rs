@@ -1,15 +1,32 @@
 //! The method table: `/package.Service/Method` paths to handlers, and grpc-go's "unknown" messages.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Arc,
+};
 
+use prost_reflect::MethodDescriptor;
 use volley_wire::Status;
 
-use crate::handler::{Handler, Service};
+use crate::{
+    handler::{Handler, Service},
+    intercept::{Chain, MethodInfo, Registered},
+};
+
+/// A registered method: its handler, what calls are told about it, and its interceptors.
+pub(crate) struct Route {
+    pub(crate) handler: Handler,
+    pub(crate) method: Arc<MethodInfo>,
+    /// The server's interceptors then the service's; `None` when there are none.
+    pub(crate) chain: Option<Arc<Chain>>,
+    /// The service's own interceptors, until [`Router::finish`] builds the chain.
+    own: Vec<Registered>,
+}
 
 /// Every registered method, looked up by request path with one hash probe.
 #[derive(Default)]
 pub(crate) struct Router {
-    methods: HashMap<Box<str>, Handler>,
+    methods: HashMap<Box<str>, Route>,
     services: HashSet<String>,
 }
 
@@ -18,12 +35,39 @@ impl Router {
     pub(crate) fn add(&mut self, service: Service) {
         for (method, handler) in service.methods {
             let path = format!("/{}/{}", service.name, method);
-            self.methods.insert(path.into_boxed_str(), handler);
+            let info = MethodInfo::registered(path.clone(), handler.kind());
+            let route = Route {
+                handler,
+                method: Arc::new(info),
+                chain: None,
+                own: service.interceptors.clone(),
+            };
+            self.methods.insert(path.into_boxed_str(), route);
         }
         self.services.insert(service.name);
     }
 
-    pub(crate) fn get(&self, path: &str) -> Option<&Handler> {
+    /// Gives each method its descriptor (when one is registered) and its interceptor chain.
+    pub(crate) fn finish(
+        &mut self,
+        descriptors: &HashMap<String, MethodDescriptor>,
+        global: &[Registered],
+    ) {
+        for (path, route) in &mut self.methods {
+            if let (Some(d), Some(info)) = (descriptors.get(&**path), Arc::get_mut(&mut route.method))
+            {
+                info.set_descriptor(d.clone());
+            }
+            route.chain = Chain::of(global, &std::mem::take(&mut route.own));
+        }
+    }
+
+    /// Whether any method has interceptors.
+    pub(crate) fn any_chain(&self) -> bool {
+        self.methods.values().any(|r| r.chain.is_some())
+    }
+
+    pub(crate) fn get(&self, path: &str) -> Option<&Route> {
         self.methods.get(path)
     }
 

@@ -197,6 +197,16 @@ pub struct ServeArgs {
     /// Threads serving connections, each with its own single-threaded runtime (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+
+    /// Record gRPC's A66 metrics for every call and serve them at GET /metrics on this port
+    /// (OpenMetrics text, for Prometheus or `volley bench --server-metrics`).
+    #[arg(long)]
+    pub metrics: bool,
+
+    /// Refuse calls without `authorization: Bearer TOKEN` (UNAUTHENTICATED, before their body is
+    /// read); health checks and reflection stay open.
+    #[arg(long, value_name = "TOKEN", env = "VOLLEY_REQUIRE_TOKEN")]
+    pub require_token: Option<String>,
 }
 
 /// What `volley serve` can run besides the built-in services.
