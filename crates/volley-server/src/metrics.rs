@@ -164,24 +164,24 @@ impl Metrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "grpc_server_call_started",
-            "The total number of RPCs started, including those that have not completed.",
+            "The total number of RPCs started, including those that have not completed",
             self.started.clone(),
         );
         registry.register_with_unit(
             "grpc_server_call_duration",
-            "End-to-end time taken to complete a call from server transport's perspective.",
+            "End-to-end time taken to complete a call from server transport's perspective",
             Unit::Seconds,
             self.duration.clone(),
         );
         registry.register_with_unit(
             "grpc_server_call_sent_total_compressed_message_size",
-            "Compressed message bytes sent per server call.",
+            "Compressed message bytes sent per server call",
             Unit::Bytes,
             self.sent.clone(),
         );
         registry.register_with_unit(
             "grpc_server_call_rcvd_total_compressed_message_size",
-            "Compressed message bytes received per server call.",
+            "Compressed message bytes received per server call",
             Unit::Bytes,
             self.received.clone(),
         );

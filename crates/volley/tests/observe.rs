@@ -1,0 +1,177 @@
+//! Interceptors and observability of `volley serve`, checked with peers we did not write:
+//! grpcurl with and without `--require-token`'s token, ghz's call count against the server's
+//! `/metrics`, and the Prometheus project's own parser (prometheus_client) reading the
+//! exposition. The tools come from `scripts/install-test-tools`.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use volley_testkit::{Volley, ok_stdout, tool, volley, workspace};
+
+const VOLLEY: Volley = volley!();
+
+/// The samples of an exposition as the Prometheus project's parser reads them (it fails the
+/// test if the text does not parse).
+fn parse_metrics(text: &str) -> Vec<Value> {
+    let script = workspace().join("scripts/peers/prometheus/parse.py");
+    let mut child = Command::new(tool("peer-python"))
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the Prometheus parser");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "prometheus_client rejects the exposition: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn scrape(addr: &str) -> String {
+    ok_stdout(Command::new(tool("curl")).args(["-sf", &format!("http://{addr}/metrics")]))
+}
+
+/// The value of the sample `name` with exactly these labels.
+fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| {
+            s["name"] == name
+                && s["labels"].as_object().unwrap().len() == labels.len()
+                && labels.iter().all(|(k, v)| s["labels"][*k] == *v)
+        })
+        .map(|s| s["value"].as_f64().unwrap())
+}
+
+#[test]
+fn require_token_refuses_grpcurl_without_it_and_keeps_health_and_reflection_open() {
+    let p = VOLLEY.serve(&["--require-token", "s3cret"]);
+    let addr = p.addr().to_string();
+    let svc = "helloworld.Greeter/SayHello";
+
+    let without = Command::new(tool("grpcurl"))
+        .args(["-plaintext", "-d", r#"{"name":"volley"}"#, &addr, svc])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&without.stderr);
+    assert!(!without.status.success(), "no token, yet: {err}");
+    assert!(err.contains("Code: Unauthenticated"), "{err}");
+
+    let wrong = Command::new(tool("grpcurl"))
+        .args(["-plaintext", "-H", "authorization: Bearer nope", "-d", "{}", &addr, svc])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("Code: Unauthenticated"));
+
+    let with = ok_stdout(Command::new(tool("grpcurl")).args([
+        "-plaintext",
+        "-H",
+        "authorization: Bearer s3cret",
+        "-d",
+        r#"{"name":"volley"}"#,
+        &addr,
+        svc,
+    ]));
+    assert!(with.contains("Hello volley"), "{with}");
+
+    // Reflection (grpcurl's `list` and its schema lookups) and health stay open.
+    let list = ok_stdout(Command::new(tool("grpcurl")).args(["-plaintext", &addr, "list"]));
+    assert!(list.contains("helloworld.Greeter"), "{list}");
+    let health = ok_stdout(Command::new(tool("grpcurl")).args([
+        "-plaintext",
+        &addr,
+        "grpc.health.v1.Health/Check",
+    ]));
+    assert!(health.contains("SERVING"), "{health}");
+}
+
+#[test]
+fn metrics_count_what_ghz_sent_and_parse_with_prometheus_client() {
+    let p = VOLLEY.serve(&["--metrics", "--threads", "2"]);
+    let addr = p.addr().to_string();
+    let proto = workspace().join("proto/api/users.proto");
+    let summary = ok_stdout(
+        Command::new(tool("ghz"))
+            .args(["--insecure", "--proto"])
+            .arg(&proto)
+            .args(["--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c10", "-n700"])
+            .arg(&addr),
+    );
+    assert!(summary.contains("  Count:\t700\n"), "{summary}");
+    assert!(summary.contains("[OK]   700 responses"), "{summary}");
+    // A method the server does not have is recorded as `other` (A66's cardinality rule).
+    let unknown = ok_stdout(Command::new(tool("curl")).args([
+        "-s",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        "{}",
+        &format!("http://{addr}/no.Such/Method"),
+    ]));
+    assert!(unknown.contains("unimplemented"), "{unknown}");
+
+    let text = scrape(&addr);
+    assert!(
+        text.contains(r#"grpc_server_call_duration_seconds_bucket{le="0.001",grpc_method="api.Users/Get",grpc_status="OK"}"#),
+        "{text}"
+    );
+    let samples = parse_metrics(&text);
+    let get = [("grpc_method", "api.Users/Get")];
+    let get_ok = [("grpc_method", "api.Users/Get"), ("grpc_status", "OK")];
+    assert_eq!(
+        sample(&samples, "grpc_server_call_started_total", &get),
+        Some(700.0)
+    );
+    assert_eq!(
+        sample(&samples, "grpc_server_call_duration_seconds_count", &get_ok),
+        Some(700.0),
+        "the server's count equals ghz's"
+    );
+    let inf = [
+        ("grpc_method", "api.Users/Get"),
+        ("grpc_status", "OK"),
+        ("le", "+Inf"),
+    ];
+    assert_eq!(
+        sample(&samples, "grpc_server_call_duration_seconds_bucket", &inf),
+        Some(700.0)
+    );
+    // {"id":228} is 3 bytes on the wire; the reply is larger than that and the same each time.
+    assert_eq!(
+        sample(
+            &samples,
+            "grpc_server_call_rcvd_total_compressed_message_size_bytes_sum",
+            &get_ok
+        ),
+        Some(3.0 * 700.0)
+    );
+    let sent = sample(
+        &samples,
+        "grpc_server_call_sent_total_compressed_message_size_bytes_sum",
+        &get_ok,
+    )
+    .unwrap();
+    assert!(sent > 3.0 * 700.0 && sent % 700.0 == 0.0, "{sent}");
+    assert_eq!(
+        sample(
+            &samples,
+            "grpc_server_call_duration_seconds_count",
+            &[("grpc_method", "other"), ("grpc_status", "UNIMPLEMENTED")]
+        ),
+        Some(1.0)
+    );
+}
