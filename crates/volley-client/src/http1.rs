@@ -51,6 +51,25 @@ impl Http1Connection {
         }
     }
 
+    /// Sends one request and returns the status and the whole body.
+    pub async fn fetch(&self, req: http::Request<Full<Bytes>>) -> Result<(u16, Bytes), String> {
+        let mut send = self.send.lock().await;
+        send.ready()
+            .await
+            .map_err(|e| format!("connection closed: {e}"))?;
+        let resp = send
+            .send_request(req)
+            .await
+            .map_err(|e| format!("request failed: {e}"))?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("reading the body: {e}"))?;
+        Ok((status, body.to_bytes()))
+    }
+
     /// Sends one request and reads the whole response.
     pub async fn send(&self, req: http::Request<Full<Bytes>>) -> Result<HttpReply, String> {
         let mut send = self.send.lock().await;

@@ -175,3 +175,60 @@ fn metrics_count_what_ghz_sent_and_parse_with_prometheus_client() {
         Some(1.0)
     );
 }
+
+#[test]
+fn bench_reports_the_servers_figures_beside_its_own() {
+    let p = VOLLEY.serve(&["--metrics"]);
+    let addr = p.addr().to_string();
+    let url = format!("http://{addr}/metrics");
+    // Calls before the run are not the run's.
+    ok_stdout(&mut VOLLEY.command(&[
+        "bench", "--insecure", "--call", "helloworld.Greeter.SayHello", "-n", "50", &addr,
+    ]));
+    let json = ok_stdout(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-d",
+        r#"{"name":"x"}"#,
+        "-n",
+        "300",
+        "-c",
+        "4",
+        "-O",
+        "json",
+        "--server-metrics",
+        &url,
+        &addr,
+    ]));
+    let r: Value = serde_json::from_str(&json).unwrap();
+    let server = &r["volley"]["serverMetrics"];
+    assert_eq!(r["count"], 300);
+    assert_eq!(server["count"], 300, "{server}");
+    assert_eq!(server["method"], "helloworld.Greeter/SayHello");
+    assert_eq!(server["statuses"]["OK"], 300);
+    let server_avg = server["average"].as_u64().unwrap();
+    assert!(
+        server_avg > 0 && server_avg < r["average"].as_u64().unwrap(),
+        "the server's time is part of the client's: {server_avg} vs {}",
+        r["average"]
+    );
+    assert_eq!(server["latencyDistribution"].as_array().unwrap().len(), 5);
+
+    let summary = ok_stdout(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-n",
+        "100",
+        "--server-metrics",
+        &url,
+        &addr,
+    ]));
+    assert!(
+        summary.contains(&format!("Server ({url}, helloworld.Greeter/SayHello):\n  Count:\t100\n")),
+        "{summary}"
+    );
+}

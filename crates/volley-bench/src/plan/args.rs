@@ -213,6 +213,11 @@ pub struct BenchArgs {
     /// JSON object of tags carried into reports.
     #[arg(long)]
     pub tags: Option<String>,
+    /// Scrape this `/metrics` URL (gRFC A66's `grpc_server_call_duration_seconds`, as `volley
+    /// serve --metrics` serves it) before and after the run, and report the server's call count
+    /// and latency beside the client's.
+    #[arg(long, value_name = "URL")]
+    pub server_metrics: Option<String>,
     /// Threads running the load [default: all cores].
     #[arg(long)]
     pub cpus: Option<u64>,

@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer, ser::SerializeMap};
 pub mod format;
 pub mod gofmt;
 mod options;
+pub mod server;
 
 pub use options::ReportOptions;
 
@@ -96,6 +97,9 @@ pub struct Extras {
     pub bytes_received: u64,
     /// Calls finished in each second of the run.
     pub timeline: Vec<u64>,
+    /// The server's own figures (`--server-metrics`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<server::ServerFigures>,
     /// The same per thread (wrk's Req/Sec samples); not serialized.
     #[serde(skip)]
     pub thread_timelines: Vec<Vec<u64>>,
@@ -298,6 +302,7 @@ impl Report {
                 bytes_received: r.bytes,
                 timeline: r.timeline(),
                 thread_timelines: r.timelines.clone(),
+                server_metrics: None,
             },
             latency_histogram: has.then(|| r.latency.clone()),
         }

@@ -12,6 +12,7 @@ use serde_json::Map;
 use volley_bench::{
     Control, Plan, Report, ReportOptions, Target,
     plan::{BenchArgs, config, resolve},
+    report::server,
     target::build,
 };
 
@@ -40,11 +41,55 @@ pub fn run(args: BenchArgs) -> Result<()> {
             .build()?
             .block_on(build::grpc(&plan, &host))?
     };
-    execute(plan, Arc::new(target), &host)
+    let server = match &args.server_metrics {
+        Some(url) => Some(ServerScrape::before(url, &plan.call)?),
+        None => None,
+    };
+    execute(plan, Arc::new(target), &host, server)
+}
+
+/// `--server-metrics`: the server's histograms before the run.
+struct ServerScrape {
+    url: String,
+    method: String,
+    before: server::Snapshot,
+}
+
+impl ServerScrape {
+    fn before(url: &str, call: &str) -> Result<ServerScrape> {
+        let method = server::method_label(call);
+        let text = scrape(url)?;
+        let before = server::snapshot(&text, &method).map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+        Ok(ServerScrape {
+            url: url.to_owned(),
+            method,
+            before,
+        })
+    }
+
+    fn after(self) -> Result<server::ServerFigures> {
+        let text = scrape(&self.url)?;
+        let after =
+            server::snapshot(&text, &self.method).map_err(|e| anyhow::anyhow!("{}: {e}", self.url))?;
+        Ok(server::figures(&self.url, &self.method, &self.before, &after))
+    }
+}
+
+fn scrape(url: &str) -> Result<String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(server::fetch(url))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Runs the engine and writes the report.
-fn execute(mut plan: Plan, target: Arc<Target>, host: &str) -> Result<()> {
+fn execute(
+    mut plan: Plan,
+    target: Arc<Target>,
+    host: &str,
+    server: Option<ServerScrape>,
+) -> Result<()> {
     let control = Arc::new(Control::default());
     let progress = std::io::stderr()
         .is_terminal()
@@ -66,11 +111,14 @@ fn execute(mut plan: Plan, target: Arc<Target>, host: &str) -> Result<()> {
             "volley: note: the rate asked was not kept (calls were sent late); latency is measured from the intended send times"
         );
     }
-    let report = Report::new(
+    let mut report = Report::new(
         outcome,
         ReportOptions::from_plan(&plan, host),
         plan.tags.clone(),
     );
+    if let Some(s) = server {
+        report.volley.server_metrics = Some(s.after()?);
+    }
     if let Some(path) = &plan.debug {
         debug_log(path, &report)?;
     }

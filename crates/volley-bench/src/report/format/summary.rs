@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::report::Report;
+use crate::report::{Report, server::ServerFigures};
 use crate::report::gofmt::format_nano_unit;
 
 /// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
@@ -87,7 +87,36 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
         s += &tabwrite(&rows);
     }
     s += "\n";
+    if let Some(server) = &r.volley.server_metrics {
+        s += &server_section(server, r.average);
+    }
     w.write_all(s.as_bytes())
+}
+
+/// `--server-metrics`: the server's account of the same calls, after ghz's sections (which stay
+/// byte for byte ghz's).
+fn server_section(f: &ServerFigures, client_average: u64) -> String {
+    let mut s = format!("Server ({}, {}):\n", f.url, f.method);
+    s += &format!("  Count:\t{}\n", f.count);
+    s += &format!("  Average:\t{}\n", format_nano_unit(f.average));
+    if f.count > 0 {
+        s += &format!(
+            "  Client minus server (average):\t{}\n",
+            format_nano_unit(client_average.saturating_sub(f.average))
+        );
+    }
+    if !f.latency_distribution.is_empty() {
+        s += "  Latency distribution (from the server's histogram buckets):";
+        for p in &f.latency_distribution {
+            s += &format!("\n    {} % in {} ", p.percentage, format_nano_unit(p.latency));
+        }
+        s += "\n";
+    }
+    for (status, n) in &f.statuses {
+        s += &format!("  [{status}]\t{n} calls\n");
+    }
+    s += "\n";
+    s
 }
 
 #[cfg(test)]
