@@ -65,6 +65,13 @@ pub(crate) fn generate(service: &Service, buf: &mut String) {
                  self.inner = self.inner.send_compressed(on);\n\
                  self\n\
              }}\n\
+             /// Adds a client interceptor, run around every attempt of every call (after those \
+             added before).\n\
+             #[must_use]\n\
+             pub fn with_interceptor(mut self, interceptor: impl ClientInterceptor) -> Self {{\n\
+                 self.inner = self.inner.intercept(interceptor);\n\
+                 self\n\
+             }}\n\
              /// Largest reply message accepted (default 4 MiB).\n\
              #[must_use]\n\
              pub fn max_decoding_message_size(mut self, bytes: usize) -> Self {{\n\

@@ -3,4 +3,7 @@
 
 pub use volley_wire::Status;
 
-pub use crate::{Channel, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming};
+pub use crate::{
+    Channel, ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response,
+    Streaming,
+};

@@ -6,7 +6,9 @@
 //! `channel` shares connections between callers under a strategy (per-request, single, pool,
 //! expanding), with GOAWAY handling, transparent retry and reconnection with backoff;
 //! `call` is the lean per-call path the load engine uses; `grpc` the typed calls generated
-//! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds); `http1` carries plain HTTP/1.1 load;
+//! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds),
+//! with client interceptors (`grpc::ClientInterceptor`) and gRPC's A66 client metrics
+//! (`metrics`); `http1` carries plain HTTP/1.1 load;
 //! `reflect` fetches schemas by server reflection; `codegen` is what generated clients import.
 
 pub mod call;
@@ -16,6 +18,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod grpc;
 pub mod http1;
+pub mod metrics;
 pub mod reflect;
 pub mod tls;
 
@@ -23,5 +26,7 @@ pub use call::{CallHead, UnaryReply};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, EndpointError, Target};
-pub use grpc::{DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming};
+pub use grpc::{
+    ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming,
+};
 pub use volley_wire::{Code, Status};

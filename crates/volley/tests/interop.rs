@@ -14,7 +14,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use volley_client::{Channel, Endpoint, Request, Strategy, endpoint::Target};
+use volley_client::{
+    Channel, Endpoint, Request, Status, Strategy,
+    endpoint::Target,
+    grpc::{Attempt, ClientInterceptor},
+    metrics::ClientMetrics,
+};
 use volley_services::pb::grpc::testing::{
     BoolValue, EchoStatus, Empty, Payload, ResponseParameters, SimpleRequest,
     StreamingInputCallRequest, StreamingOutputCallRequest, StreamingOutputCallResponse,
@@ -643,4 +648,90 @@ fn volley_bench_drives_grpc_go_interop_server_every_call_kind() {
             );
         }
     }
+}
+
+/// Adds grpc-go's echo header to every attempt.
+struct AskForEcho;
+
+impl ClientInterceptor for AskForEcho {
+    fn on_attempt(&self, attempt: &mut Attempt<'_>) -> Result<(), Status> {
+        ask_for_echoes(attempt.metadata_mut());
+        Ok(())
+    }
+}
+
+/// Client interceptors on a generated client against grpc-go's interop server: one adds
+/// metadata (grpc-go echoes it back), the A66 metrics interceptor counts the attempts, their
+/// statuses and bytes.
+#[test]
+fn client_interceptors_and_metrics_on_a_generated_client() {
+    let _serial = serial();
+    let server = go_server(false);
+    let addr = server.1;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let ep = Endpoint::new(Target::parse(&addr.to_string()).unwrap()).unwrap();
+        let metrics = ClientMetrics::new();
+        let client = TestServiceClient::new(Channel::new(ep, Strategy::Single))
+            .with_interceptor(AskForEcho)
+            .with_interceptor(metrics.clone());
+        let reply = client
+            .unary_call(SimpleRequest {
+                response_size: 10,
+                payload: body_of(100),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            reply.metadata().get("x-grpc-test-echo-initial").unwrap(),
+            "test_initial_metadata_value",
+            "the interceptor's metadata reached the server"
+        );
+        let failed = client
+            .unary_call(SimpleRequest {
+                response_status: Some(EchoStatus {
+                    code: 2,
+                    message: "asked".into(),
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code(), Code::Unknown);
+        let mut stream = client
+            .streaming_output_call(StreamingOutputCallRequest {
+                response_parameters: (0..3)
+                    .map(|_| ResponseParameters {
+                        size: 7,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        while stream.message().await.unwrap().is_some() {}
+        drop(stream);
+
+        let text = metrics.render();
+        let target = addr.to_string();
+        let unary = format!(r#"grpc_method="grpc.testing.TestService/UnaryCall",grpc_target="{target}""#);
+        for line in [
+            format!("grpc_client_attempt_started_total{{{unary}}} 2"),
+            format!(r#"grpc_client_call_duration_seconds_count{{{unary},grpc_status="OK"}} 1"#),
+            format!(r#"grpc_client_call_duration_seconds_count{{{unary},grpc_status="UNKNOWN"}} 1"#),
+            // response_size (2 bytes) and a 100-byte payload (104 bytes with its tags and
+            // lengths); the 10-byte reply payload is 14 bytes; each 7-byte stream reply 11.
+            format!(r#"grpc_client_attempt_sent_total_compressed_message_size_bytes_sum{{{unary},grpc_status="OK"}} 106.0"#),
+            format!(r#"grpc_client_attempt_rcvd_total_compressed_message_size_bytes_sum{{{unary},grpc_status="OK"}} 14.0"#),
+            format!(r#"grpc_client_attempt_rcvd_total_compressed_message_size_bytes_sum{{grpc_method="grpc.testing.TestService/StreamingOutputCall",grpc_target="{target}",grpc_status="OK"}} 33.0"#),
+        ] {
+            assert!(text.contains(&line), "{line}\n{text}");
+        }
+    });
 }

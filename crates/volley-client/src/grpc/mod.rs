@@ -2,10 +2,11 @@
 //! per-call metadata, deadline and compression. Generated clients (`volley-build`) are thin
 //! wrappers over it, one method per rpc, as tonic's are over `tonic::client::Grpc`.
 
+mod intercept;
 mod message;
 mod streaming;
 
-use std::pin::pin;
+use std::{pin::pin, sync::Arc};
 
 use bytes::Bytes;
 use futures_util::Stream;
@@ -24,6 +25,7 @@ use volley_wire::{
     names::GRPC_ENCODING,
 };
 
+pub use intercept::{Attempt, AttemptEnd, ClientInterceptor};
 pub use message::{IntoStreamingRequest, Request, Response};
 pub use streaming::Streaming;
 
@@ -33,6 +35,7 @@ use crate::{
     channel::MAX_ATTEMPTS,
     endpoint::Target,
 };
+use intercept::{Chain, Observed, SentTally};
 use message::Parts;
 use streaming::{AbortOnDrop, Held};
 
@@ -55,6 +58,10 @@ pub struct Grpc {
     authority: Authority,
     send_compressed: bool,
     max_recv: usize,
+    /// The client's interceptors, in order; `None` when there are none.
+    interceptors: Option<Chain>,
+    /// The target as interceptors are told it.
+    target: Arc<str>,
 }
 
 impl std::fmt::Debug for Grpc {
@@ -78,13 +85,28 @@ impl Grpc {
         // The endpoint checked its authority when it was built from a target.
         let authority = Authority::try_from(ep.authority.as_str())
             .unwrap_or_else(|_| Authority::from_static("localhost"));
+        let target = Arc::from(ep.authority.as_str());
         Grpc {
             channel,
             scheme,
             authority,
             send_compressed: false,
             max_recv: DEFAULT_MAX_RECV,
+            interceptors: None,
+            target,
         }
+    }
+
+    /// Adds an interceptor that runs around every attempt of every call made through this
+    /// `Grpc` and its clones (generated clients included), after the ones added before. See
+    /// [`ClientInterceptor`].
+    #[must_use]
+    pub fn intercept(mut self, interceptor: impl ClientInterceptor) -> Self {
+        let mut all: Vec<Arc<dyn ClientInterceptor>> =
+            self.interceptors.as_deref().unwrap_or_default().to_vec();
+        all.push(Arc::new(interceptor));
+        self.interceptors = Some(all.into());
+        self
     }
 
     /// Dials `target` (`host:port`, `http://host:port`, `dns:///host:port`, `unix:/path`) in
@@ -131,29 +153,42 @@ impl Grpc {
         let (parts, message) = request.into_parts();
         let compress = parts.compress.unwrap_or(self.send_compressed);
         let body = frame(&message, compress);
-        let deadline = parts.timeout.map(|t| Instant::now() + t);
-        let mut attempts = 0;
+        let started = Instant::now();
+        let deadline = parts.timeout.map(|t| started + t);
+        let mut attempts: u32 = 0;
         let (headers, mut replies) = loop {
             attempts += 1;
-            let lease = self.channel.lease().await?;
+            let (head, mut observed) = self.attempt(path, &parts, compress, attempts, started)?;
+            if let Some(o) = &observed {
+                o.sent_tally().frame(body.len());
+            }
+            let lease = match self.channel.lease().await {
+                Ok(l) => l,
+                Err(s) => return Err(end_attempt(observed, s)),
+            };
             let sent = async {
-                let (resp, mut out) = open(&lease, self.head(path, &parts, compress)).await?;
+                let (resp, mut out) = open(&lease, head).await?;
                 out.send_data(body.clone(), true)
                     .map_err(|e| failure(&e, false))?;
                 resp.await.map_err(|e| failure(&e, false))
             };
             match within(deadline, sent).await {
                 Ok(resp) => {
-                    let held = self.held(Some(lease), None, deadline);
+                    let mut held = self.held(Some(lease), None, deadline);
+                    held.observed = observed;
                     break self.replies::<Resp>(resp, held)?;
                 }
                 Err(f) => {
                     if f.retire {
                         lease.connection().retire();
                     }
-                    if !f.unprocessed || attempts >= MAX_ATTEMPTS {
-                        return Err(f.status);
+                    if !f.unprocessed || attempts as usize >= MAX_ATTEMPTS {
+                        return Err(end_attempt(observed, f.status));
                     }
+                    if let Some(o) = &mut observed {
+                        o.retrying();
+                    }
+                    drop(end_attempt(observed, f.status));
                 }
             }
         };
@@ -234,27 +269,37 @@ impl Grpc {
         S::Item: Message + 'static,
         Resp: Message + Default,
     {
-        let deadline = parts.timeout.map(|t| Instant::now() + t);
-        let lease = self.channel.lease().await?;
-        let (resp, mut out) = within(deadline, open(&lease, self.head(path, &parts, compress)))
+        let started = Instant::now();
+        let deadline = parts.timeout.map(|t| started + t);
+        let (head, observed) = self.attempt(path, &parts, compress, 1, started)?;
+        let tally = observed.as_ref().map(|o| o.sent_tally());
+        let mut observed = Some(observed);
+        let mut fail = |s: Status| end_attempt(observed.take().flatten(), s);
+        let lease = self.channel.lease().await.map_err(&mut fail)?;
+        let (resp, mut out) = within(deadline, open(&lease, head))
             .await
-            .map_err(|f| f.status)?;
+            .map_err(|f| fail(f.status))?;
         let sender = match outgoing {
             Outgoing::One(body) => {
+                if let Some(t) = &tally {
+                    t.frame(body.len());
+                }
                 out.send_data(body, true)
-                    .map_err(|e| failure(&e, false).status)?;
+                    .map_err(|e| fail(failure(&e, false).status))?;
                 None
             }
-            Outgoing::Many(messages) => {
-                Some(AbortOnDrop(tokio::spawn(send_all(out, messages, compress))))
-            }
+            Outgoing::Many(messages) => Some(AbortOnDrop(tokio::spawn(send_all(
+                out, messages, compress, tally,
+            )))),
         };
         let resp = within(deadline, async {
             resp.await.map_err(|e| failure(&e, false))
         })
         .await
-        .map_err(|f| f.status)?;
-        let (headers, replies) = self.replies(resp, self.held(Some(lease), sender, deadline))?;
+        .map_err(|f| fail(f.status))?;
+        let mut held = self.held(Some(lease), sender, deadline);
+        held.observed = observed.flatten();
+        let (headers, replies) = self.replies(resp, held)?;
         Ok(Response::from_parts(headers, replies, HeaderMap::new()))
     }
 
@@ -268,11 +313,45 @@ impl Grpc {
             _lease: lease,
             _sender: sender,
             deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d))),
+            observed: None,
         }
     }
 
+    /// One attempt's request head, its metadata first passed through the interceptors (whose
+    /// watch on the attempt comes back with it; `Err` when one refused the call).
+    fn attempt(
+        &self,
+        path: &'static str,
+        parts: &Parts,
+        compress: bool,
+        number: u32,
+        call_started: Instant,
+    ) -> Result<(http::Request<()>, Option<Box<Observed>>), Status> {
+        let Some(chain) = &self.interceptors else {
+            return Ok((self.head(path, &parts.metadata, parts, compress), None));
+        };
+        let mut metadata = parts.metadata.clone();
+        let observed = Observed::start(
+            chain,
+            path,
+            &self.target,
+            &mut metadata,
+            parts.timeout.map(|t| call_started + t),
+            number,
+            call_started,
+        )?;
+        let head = self.head(path, &metadata, parts, compress);
+        Ok((head, Some(Box::new(observed))))
+    }
+
     /// The request head of one call: its metadata, then gRPC's headers over them.
-    fn head(&self, path: &'static str, parts: &Parts, compress: bool) -> http::Request<()> {
+    fn head(
+        &self,
+        path: &'static str,
+        metadata: &HeaderMap,
+        parts: &Parts,
+        compress: bool,
+    ) -> http::Request<()> {
         let mut uri = http::uri::Parts::default();
         uri.scheme = Some(self.scheme.clone());
         uri.authority = Some(self.authority.clone());
@@ -281,8 +360,8 @@ impl Grpc {
         *r.method_mut() = Method::POST;
         *r.uri_mut() = Uri::from_parts(uri).expect("scheme, authority and path are set");
         let h = r.headers_mut();
-        h.reserve(6 + parts.metadata.len());
-        for (k, v) in &parts.metadata {
+        h.reserve(6 + metadata.len());
+        for (k, v) in metadata {
             h.append(k, v.clone());
         }
         set_grpc_headers(h, USER_AGENT, parts.timeout, compress, true);
@@ -294,23 +373,36 @@ impl Grpc {
     fn replies<Resp: Message + Default>(
         &self,
         resp: http::Response<h2::RecvStream>,
-        held: Held,
+        mut held: Held,
     ) -> Result<(HeaderMap, Streaming<Resp>), Status> {
         let (head, body) = resp.into_parts();
+        let mut fail = |s: Status| {
+            held.end(Some(&s));
+            s
+        };
         if head.status != http::StatusCode::OK {
-            return Err(http_status(head.status));
+            return Err(fail(http_status(head.status)));
         }
         if let Some(status) = Status::from_headers(&head.headers) {
             if status.code() != Code::Ok {
-                return Err(status);
+                return Err(fail(status));
             }
+            held.end(None);
             let trailers = head.headers.clone();
             return Ok((head.headers, Streaming::ended(body, trailers)));
         }
-        let encoding = Encoding::from_header(head.headers.get(GRPC_ENCODING))?;
+        let encoding = Encoding::from_header(head.headers.get(GRPC_ENCODING)).map_err(&mut fail)?;
         let decoder = FrameDecoder::new(encoding, self.max_recv);
         Ok((head.headers, Streaming::new(body, decoder, held)))
     }
+}
+
+/// Tells an attempt's interceptors it failed with `status`, and gives the status back.
+fn end_attempt(observed: Option<Box<Observed>>, status: Status) -> Status {
+    if let Some(mut o) = observed {
+        o.end(Some(status.clone()));
+    }
+    status
 }
 
 /// What a call sends: one pre-framed request, or a stream of messages sent by a task.
@@ -385,14 +477,22 @@ fn frame<M: Message>(message: &M, compress: bool) -> Bytes {
 
 /// Sends every message of `messages`, then ends the request stream. Stops quietly when the
 /// call is gone (the reply side reports its status).
-async fn send_all<S>(mut out: SendStream<Bytes>, messages: S, compress: bool)
-where
+async fn send_all<S>(
+    mut out: SendStream<Bytes>,
+    messages: S,
+    compress: bool,
+    tally: Option<Arc<SentTally>>,
+) where
     S: Stream + Send,
     S::Item: Message,
 {
     let mut messages = pin!(messages);
     while let Some(m) = messages.next().await {
-        if send_message(&mut out, frame(&m, compress), false)
+        let frame = frame(&m, compress);
+        if let Some(t) = &tally {
+            t.frame(frame.len());
+        }
+        if send_message(&mut out, frame, false)
             .await
             .is_err()
         {

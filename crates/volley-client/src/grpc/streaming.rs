@@ -15,6 +15,7 @@ use prost::Message;
 use tokio::{task::JoinHandle, time::Sleep};
 use volley_wire::{Code, Status, codec::FrameDecoder};
 
+use super::intercept::Observed;
 use crate::{Lease, call::transport_status};
 
 /// The status of a call whose deadline passed, worded as grpc-go words it.
@@ -40,6 +41,17 @@ pub(crate) struct Held {
     /// Held for its drop: the request stream stops when the call ends.
     pub(crate) _sender: Option<AbortOnDrop>,
     pub(crate) deadline: Option<Pin<Box<Sleep>>>,
+    /// The attempt as the client's interceptors watch it (when there are any).
+    pub(crate) observed: Option<Box<Observed>>,
+}
+
+impl Held {
+    /// Tells the interceptors how the attempt ended (`None`: OK).
+    pub(crate) fn end(&mut self, status: Option<&Status>) {
+        if let Some(o) = &mut self.observed {
+            o.end(status.cloned());
+        }
+    }
 }
 
 enum State {
@@ -108,11 +120,15 @@ impl<T: Message + Default> Streaming<T> {
 
     fn fail(&mut self, status: Status) -> Poll<Option<Result<T, Status>>> {
         self.state = State::Done;
+        self.held.end(Some(&status));
         self.held = Held::default();
         Poll::Ready(Some(Err(status)))
     }
 
     fn decode(&mut self, payload: Bytes) -> Poll<Option<Result<T, Status>>> {
+        if let Some(o) = &mut self.held.observed {
+            o.received(payload.len());
+        }
         match T::decode(payload) {
             Ok(m) => Poll::Ready(Some(Ok(m))),
             Err(e) => self.fail(Status::internal(format!(
@@ -172,9 +188,10 @@ impl<T: Message + Default> Stream for Streaming<T> {
                     };
                     let status = Status::from_headers(&trailers);
                     this.trailers = Some(trailers);
-                    this.held = Held::default();
                     match status {
                         Some(s) if s.code() == Code::Ok => {
+                            this.held.end(None);
+                            this.held = Held::default();
                             this.state = State::Done;
                             return Poll::Ready(None);
                         }
