@@ -6,6 +6,7 @@
 
 mod cli;
 pub mod fuzz;
+pub mod otlp;
 mod process;
 mod raw;
 pub mod report_shape;

@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 use volley_server::{Server, auth::BearerToken, metrics::Metrics, tls};
 use volley_services::Options;
+use volley_telemetry::{Exporter, ServerTracing};
 
 use crate::cli::ServeArgs;
 
@@ -28,10 +29,19 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .handshake_timeout(args.handshake_timeout)
         .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
         .also_plaintext(args.also_plaintext);
-    // Metrics first: they see the calls the token check refuses, too.
+    // Metrics and traces first: they see the calls the token check refuses, too.
     if args.metrics {
         builder = builder.metrics(Metrics::new());
     }
+    let _exporter = match &args.otlp_endpoint {
+        Some(url) => {
+            let e = Exporter::start(url, "volley-serve")?;
+            info!("exporting a span per call to {}", e.url());
+            builder = builder.intercept(ServerTracing);
+            Some(e)
+        }
+        None => None,
+    };
     if let Some(token) = &args.require_token {
         builder = builder.intercept(BearerToken::new(token));
     }

@@ -232,3 +232,109 @@ fn bench_reports_the_servers_figures_beside_its_own() {
         "{summary}"
     );
 }
+
+/// Every span in the OTLP/HTTP bodies a collector received.
+fn spans(bodies: &[Vec<u8>]) -> Vec<opentelemetry_proto::tonic::trace::v1::Span> {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use prost_013::Message;
+    bodies
+        .iter()
+        .flat_map(|b| {
+            ExportTraceServiceRequest::decode(b.as_slice())
+                .expect("an OTLP ExportTraceServiceRequest")
+                .resource_spans
+        })
+        .flat_map(|r| r.scope_spans)
+        .flat_map(|s| s.spans)
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn a_span_per_call_reaches_an_otlp_collector_with_the_callers_trace_id() {
+    let collector = volley_testkit::otlp::OtlpReceiver::start();
+    let mut p = VOLLEY.serve(&["--otlp-endpoint", &collector.url()]);
+    let addr = p.addr().to_string();
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = "00f067aa0ba902b7";
+    for header in [
+        format!("traceparent: 00-{trace}-{parent}-01"),
+        format!("traceparent: 00-{trace}-{parent}-01"),
+        format!("traceparent: 00-{trace}-{parent}-01"),
+        // Malformed: ignored, the call starts a trace of its own (and still succeeds).
+        "traceparent: 00-not-a-trace-01".to_owned(),
+    ] {
+        let out = ok_stdout(Command::new(tool("grpcurl")).args([
+            "-plaintext",
+            "-H",
+            &header,
+            "-d",
+            r#"{"name":"t"}"#,
+            &addr,
+            "helloworld.Greeter/SayHello",
+        ]));
+        assert!(out.contains("Hello t"), "{out}");
+    }
+    // SIGTERM drains the server, which flushes the spans still queued.
+    p.signal("TERM");
+    p.wait_exit(std::time::Duration::from_secs(15));
+    let bodies = collector.wait_for(std::time::Duration::from_secs(10), |b| {
+        spans(b)
+            .iter()
+            .filter(|s| s.name == "helloworld.Greeter/SayHello")
+            .count()
+            >= 4
+    });
+    let calls: Vec<_> = spans(&bodies)
+        .into_iter()
+        .filter(|s| s.name == "helloworld.Greeter/SayHello")
+        .collect();
+    assert_eq!(calls.len(), 4, "one span per call");
+    let continued: Vec<_> = calls.iter().filter(|s| hex(&s.trace_id) == trace).collect();
+    assert_eq!(continued.len(), 3, "the caller's trace id is kept");
+    for s in &continued {
+        assert_eq!(hex(&s.parent_span_id), parent);
+        assert_eq!(s.kind, 2, "SPAN_KIND_SERVER");
+        let attr = |k: &str| s.attributes.iter().find(|a| a.key == k).map(|a| format!("{:?}", a.value));
+        assert!(attr("rpc.grpc.status_code").unwrap().contains("IntValue(0)"), "{s:?}");
+        assert!(attr("rpc.service").unwrap().contains("helloworld.Greeter"), "{s:?}");
+    }
+    let fresh = calls.iter().find(|s| hex(&s.trace_id) != trace).unwrap();
+    assert!(fresh.parent_span_id.is_empty(), "a malformed traceparent starts a new trace");
+    assert_eq!(fresh.trace_id.len(), 16);
+}
+
+#[test]
+fn an_unreachable_collector_costs_one_log_line_and_no_failed_calls() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut p = VOLLEY.serve(&["--otlp-endpoint", &format!("http://127.0.0.1:{port}")]);
+    let addr = p.addr().to_string();
+    let json = ok_stdout(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-n",
+        "2000",
+        "-O",
+        "json",
+        &addr,
+    ]));
+    let r: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["statusCodeDistribution"]["OK"], 2000, "{json}");
+    // Batches go out every second; wait for two to fail.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    p.signal("TERM");
+    p.wait_exit(std::time::Duration::from_secs(15));
+    let log = p.log();
+    let warnings = log.lines().filter(|l| l.contains("cannot export spans")).count();
+    assert_eq!(warnings, 1, "{log}");
+}

@@ -207,6 +207,11 @@ pub struct ServeArgs {
     /// read); health checks and reflection stay open.
     #[arg(long, value_name = "TOKEN", env = "VOLLEY_REQUIRE_TOKEN")]
     pub require_token: Option<String>,
+
+    /// Trace every call (a span each, continuing the caller's W3C `traceparent`) and export the
+    /// spans over OTLP/HTTP to this collector (its base URL, e.g. http://127.0.0.1:4318).
+    #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// What `volley serve` can run besides the built-in services.
