@@ -4,6 +4,5 @@
 pub use volley_wire::Status;
 
 pub use crate::{
-    Channel, ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response,
-    Streaming,
+    Channel, ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming,
 };

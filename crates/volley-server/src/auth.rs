@@ -51,7 +51,9 @@ impl Interceptor for BearerToken {
         let verdict = match call.metadata().get(http::header::AUTHORIZATION) {
             _ if open => Ok(()),
             Some(v) if self.admits(v.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::unauthenticated("the bearer token is not the one expected")),
+            Some(_) => Err(Status::unauthenticated(
+                "the bearer token is not the one expected",
+            )),
             None => Err(Status::unauthenticated(
                 "this server requires `authorization: Bearer <token>`",
             )),

@@ -11,8 +11,8 @@ use crate::{
     ServeError, Server, Service,
     conn::{ConnContext, ConnSettings},
     health::HealthReporter,
-    pb::health::health_check_response::ServingStatus,
     intercept::{Chain, Interceptor, Registered},
+    pb::health::health_check_response::ServingStatus,
     route::{Limits, Page, Router, Shared, rest::Route},
 };
 
@@ -178,7 +178,8 @@ impl ServerBuilder {
     /// calls' port (see [`metrics`](crate::metrics)).
     pub fn metrics(self, metrics: crate::metrics::Metrics) -> Self {
         let page = metrics.clone();
-        self.intercept(metrics).page("/metrics", move || page.page())
+        self.intercept(metrics)
+            .page("/metrics", move || page.page())
     }
 
     /// Answers `GET path` on the calls' port with what `render` returns (a content type and a
@@ -195,7 +196,6 @@ impl ServerBuilder {
         });
         self
     }
-
 
     /// Serve `grpc.health.v1.Health` (default on).
     pub fn health(mut self, on: bool) -> Self {

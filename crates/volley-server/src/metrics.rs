@@ -36,30 +36,7 @@ use volley_wire::{Code, Status};
 
 use crate::intercept::{Call, CallEnd, CallInfo, Interceptor, MethodInfo};
 
-/// A66's latency buckets, in seconds.
-pub const LATENCY_BUCKETS: [f64; 41] = [
-    0.0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005,
-    0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16,
-    0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0,
-];
-
-/// A66's size buckets, in bytes.
-pub const SIZE_BUCKETS: [f64; 14] = [
-    0.0,
-    1024.0,
-    2048.0,
-    4096.0,
-    16384.0,
-    65536.0,
-    262144.0,
-    1048576.0,
-    4194304.0,
-    16777216.0,
-    67108864.0,
-    268435456.0,
-    1073741824.0,
-    4294967296.0,
-];
+pub use volley_wire::a66::{LATENCY_BUCKETS, SIZE_BUCKETS};
 
 /// The OpenMetrics text content type `GET /metrics` answers with.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -208,7 +185,9 @@ impl Metrics {
 
 impl Interceptor for Metrics {
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send {
-        self.started.get_or_create(&MethodLabel::of(call.info())).inc();
+        self.started
+            .get_or_create(&MethodLabel::of(call.info()))
+            .inc();
         std::future::ready(Ok(()))
     }
 
@@ -220,7 +199,9 @@ impl Interceptor for Metrics {
         self.duration
             .get_or_create(&labels)
             .observe(end.elapsed().as_secs_f64());
-        self.sent.get_or_create(&labels).observe(end.sent().1 as f64);
+        self.sent
+            .get_or_create(&labels)
+            .observe(end.sent().1 as f64);
         self.received
             .get_or_create(&labels)
             .observe(end.received().1 as f64);

@@ -41,7 +41,11 @@ impl Interceptor for Recorder {
             call.method().is_registered()
         ));
         call.keep(self.name.len());
-        if call.metadata().get("x-refuse").is_some_and(|v| v == self.name) {
+        if call
+            .metadata()
+            .get("x-refuse")
+            .is_some_and(|v| v == self.name)
+        {
             return Err(Status::permission_denied(format!("{} says no", self.name)));
         }
         call.response_headers_mut()
@@ -111,7 +115,10 @@ async fn start(log: &Log, configure: impl FnOnce(ServerBuilder) -> ServerBuilder
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        server.serve(listener, std::future::pending()).await.unwrap();
+        server
+            .serve(listener, std::future::pending())
+            .await
+            .unwrap();
     });
     addr
 }
@@ -217,9 +224,24 @@ async fn streams_are_counted_message_by_message() {
     assert_eq!(reply.decode::<Num>().len(), 4);
     let lines = settled(&log, 6).await;
     // Count's replies: 0 is an empty message, 1 and 2 take 2 bytes.
-    assert!(lines.contains(&"own end test.Calc/Count Ok sent=(3, 4) received=(1, 2) kept=Some(3)".to_owned()), "{lines:#?}");
-    assert!(lines.contains(&"own end test.Calc/Sum Ok sent=(1, 2) received=(4, 8) kept=Some(3)".to_owned()), "{lines:#?}");
-    assert!(lines.contains(&"own end test.Calc/Double Ok sent=(4, 8) received=(4, 8) kept=Some(3)".to_owned()), "{lines:#?}");
+    assert!(
+        lines.contains(
+            &"own end test.Calc/Count Ok sent=(3, 4) received=(1, 2) kept=Some(3)".to_owned()
+        ),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.contains(
+            &"own end test.Calc/Sum Ok sent=(1, 2) received=(4, 8) kept=Some(3)".to_owned()
+        ),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.contains(
+            &"own end test.Calc/Double Ok sent=(4, 8) received=(4, 8) kept=Some(3)".to_owned()
+        ),
+        "{lines:#?}"
+    );
 }
 
 #[tokio::test]
@@ -255,7 +277,11 @@ async fn a_panicking_interceptor_fails_its_call_only() {
     .await;
     let c = RawClient::connect(addr).await.unwrap();
     let reply = c
-        .call("/test.Calc/Echo", &[("x-panic", "1")], vec![frame(&Num { n: 1 })])
+        .call(
+            "/test.Calc/Echo",
+            &[("x-panic", "1")],
+            vec![frame(&Num { n: 1 })],
+        )
         .await
         .unwrap();
     assert_eq!(reply.code(), Code::Internal);
@@ -303,10 +329,7 @@ async fn a_refused_upload_is_not_read() {
         let r = resp.await.unwrap();
         volley_testkit::read_reply(r).await.unwrap()
     };
-    let (reply, _) = tokio::join!(
-        reply,
-        tokio::time::timeout(Duration::from_secs(2), pump)
-    );
+    let (reply, _) = tokio::join!(reply, tokio::time::timeout(Duration::from_secs(2), pump));
     assert_eq!(reply.code(), Code::Unauthenticated);
     assert!(
         granted <= 1 << 20,
@@ -331,6 +354,10 @@ async fn connect_unary_calls_pass_the_chain_too() {
     let resp = resp.await.unwrap();
     assert_eq!(resp.status(), http::StatusCode::FORBIDDEN);
     let lines = settled(&log, 4).await;
-    assert_eq!(lines[3], "first end test.Calc/Echo PermissionDenied sent=(0, 0) received=(0, 0) kept=Some(5)", "{lines:#?}");
+    assert_eq!(
+        lines[3],
+        "first end test.Calc/Echo PermissionDenied sent=(0, 0) received=(0, 0) kept=Some(5)",
+        "{lines:#?}"
+    );
     let _ = (CallProtocol::Connect, MethodKind::Unary);
 }

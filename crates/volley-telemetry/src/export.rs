@@ -13,9 +13,7 @@ use opentelemetry_sdk::{
     Resource,
     error::OTelSdkResult,
     propagation::TraceContextPropagator,
-    trace::{
-        BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter,
-    },
+    trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter},
 };
 
 /// Why the exporter could not be set up.

@@ -87,7 +87,10 @@ impl ClientInterceptor for ClientTracing {
         ];
         if let Some(d) = attempt.deadline() {
             let left = d.saturating_duration_since(tokio_now());
-            attrs.push(KeyValue::new("rpc.grpc.deadline_ms", left.as_millis() as i64));
+            attrs.push(KeyValue::new(
+                "rpc.grpc.deadline_ms",
+                left.as_millis() as i64,
+            ));
         }
         let parent = Context::current();
         let tracer = global::tracer(SCOPE);

@@ -2,10 +2,7 @@
 //! headers and written into an attempt's, with OpenTelemetry's own propagator.
 
 use http::HeaderMap;
-use opentelemetry::{
-    Context,
-    propagation::TextMapPropagator,
-};
+use opentelemetry::{Context, propagation::TextMapPropagator};
 use opentelemetry_http::{HeaderExtractor, HeaderInjector};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 

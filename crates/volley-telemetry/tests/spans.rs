@@ -10,7 +10,9 @@ use opentelemetry::{
     Context,
     trace::{TraceContextExt, Tracer},
 };
-use opentelemetry_proto::tonic::{collector::trace::v1::ExportTraceServiceRequest, trace::v1::Span};
+use opentelemetry_proto::tonic::{
+    collector::trace::v1::ExportTraceServiceRequest, trace::v1::Span,
+};
 use prost_013::Message;
 use volley_client::{Channel, Endpoint, Strategy, endpoint::Target};
 use volley_server::Server;
@@ -24,7 +26,11 @@ use volley_testkit::otlp::OtlpReceiver;
 fn spans(bodies: &[Vec<u8>]) -> Vec<Span> {
     bodies
         .iter()
-        .flat_map(|b| ExportTraceServiceRequest::decode(b.as_slice()).unwrap().resource_spans)
+        .flat_map(|b| {
+            ExportTraceServiceRequest::decode(b.as_slice())
+                .unwrap()
+                .resource_spans
+        })
         .flat_map(|r| r.scope_spans)
         .flat_map(|s| s.spans)
         .collect()
@@ -45,7 +51,8 @@ async fn client_attempt_and_server_call_share_a_trace() {
     tokio::spawn(async move { server.serve(listener, std::future::pending()).await });
 
     let ep = Endpoint::new(Target::parse(&addr.to_string()).unwrap()).unwrap();
-    let client = GreeterClient::new(Channel::new(ep, Strategy::Single)).with_interceptor(ClientTracing);
+    let client =
+        GreeterClient::new(Channel::new(ep, Strategy::Single)).with_interceptor(ClientTracing);
     // The caller's own span: the attempt's parent.
     let tracer = opentelemetry::global::tracer("test");
     let root = tracer.start("caller");
@@ -68,8 +75,15 @@ async fn client_attempt_and_server_call_share_a_trace() {
     assert_eq!(client_span.name, "helloworld.Greeter/SayHello");
     assert_eq!(server_span.name, "helloworld.Greeter/SayHello");
     assert_eq!(client_span.trace_id, server_span.trace_id, "one trace");
-    assert_eq!(server_span.parent_span_id, client_span.span_id, "the server's span is the attempt's child");
-    let hex: String = client_span.parent_span_id.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        server_span.parent_span_id, client_span.span_id,
+        "the server's span is the attempt's child"
+    );
+    let hex: String = client_span
+        .parent_span_id
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(hex, root_id, "the attempt is the caller's child");
     drop(exporter);
 }

@@ -8,6 +8,7 @@
 //! The server, the client and the load generator all use it, so none of them depends on another
 //! for the words they share (tonic keeps the same pieces in its `codec` and `status` modules).
 
+pub mod a66;
 pub mod codec;
 pub mod compression;
 pub mod names;

@@ -72,7 +72,15 @@ fn require_token_refuses_grpcurl_without_it_and_keeps_health_and_reflection_open
     assert!(err.contains("Code: Unauthenticated"), "{err}");
 
     let wrong = Command::new(tool("grpcurl"))
-        .args(["-plaintext", "-H", "authorization: Bearer nope", "-d", "{}", &addr, svc])
+        .args([
+            "-plaintext",
+            "-H",
+            "authorization: Bearer nope",
+            "-d",
+            "{}",
+            &addr,
+            svc,
+        ])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("Code: Unauthenticated"));
@@ -108,7 +116,14 @@ fn metrics_count_what_ghz_sent_and_parse_with_prometheus_client() {
         Command::new(tool("ghz"))
             .args(["--insecure", "--proto"])
             .arg(&proto)
-            .args(["--call", "api.Users.Get", "-d", r#"{"id":228}"#, "-c10", "-n700"])
+            .args([
+                "--call",
+                "api.Users.Get",
+                "-d",
+                r#"{"id":228}"#,
+                "-c10",
+                "-n700",
+            ])
             .arg(&addr),
     );
     assert!(summary.contains("  Count:\t700\n"), "{summary}");
@@ -183,7 +198,13 @@ fn bench_reports_the_servers_figures_beside_its_own() {
     let url = format!("http://{addr}/metrics");
     // Calls before the run are not the run's.
     ok_stdout(&mut VOLLEY.command(&[
-        "bench", "--insecure", "--call", "helloworld.Greeter.SayHello", "-n", "50", &addr,
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-n",
+        "50",
+        &addr,
     ]));
     let json = ok_stdout(&mut VOLLEY.command(&[
         "bench",
@@ -228,7 +249,9 @@ fn bench_reports_the_servers_figures_beside_its_own() {
         &addr,
     ]));
     assert!(
-        summary.contains(&format!("Server ({url}, helloworld.Greeter/SayHello):\n  Count:\t100\n")),
+        summary.contains(&format!(
+            "Server ({url}, helloworld.Greeter/SayHello):\n  Count:\t100\n"
+        )),
         "{summary}"
     );
 }
@@ -298,12 +321,28 @@ fn a_span_per_call_reaches_an_otlp_collector_with_the_callers_trace_id() {
     for s in &continued {
         assert_eq!(hex(&s.parent_span_id), parent);
         assert_eq!(s.kind, 2, "SPAN_KIND_SERVER");
-        let attr = |k: &str| s.attributes.iter().find(|a| a.key == k).map(|a| format!("{:?}", a.value));
-        assert!(attr("rpc.grpc.status_code").unwrap().contains("IntValue(0)"), "{s:?}");
-        assert!(attr("rpc.service").unwrap().contains("helloworld.Greeter"), "{s:?}");
+        let attr = |k: &str| {
+            s.attributes
+                .iter()
+                .find(|a| a.key == k)
+                .map(|a| format!("{:?}", a.value))
+        };
+        assert!(
+            attr("rpc.grpc.status_code")
+                .unwrap()
+                .contains("IntValue(0)"),
+            "{s:?}"
+        );
+        assert!(
+            attr("rpc.service").unwrap().contains("helloworld.Greeter"),
+            "{s:?}"
+        );
     }
     let fresh = calls.iter().find(|s| hex(&s.trace_id) != trace).unwrap();
-    assert!(fresh.parent_span_id.is_empty(), "a malformed traceparent starts a new trace");
+    assert!(
+        fresh.parent_span_id.is_empty(),
+        "a malformed traceparent starts a new trace"
+    );
     assert_eq!(fresh.trace_id.len(), 16);
 }
 
@@ -335,6 +374,9 @@ fn an_unreachable_collector_costs_one_log_line_and_no_failed_calls() {
     p.signal("TERM");
     p.wait_exit(std::time::Duration::from_secs(15));
     let log = p.log();
-    let warnings = log.lines().filter(|l| l.contains("cannot export spans")).count();
+    let warnings = log
+        .lines()
+        .filter(|l| l.contains("cannot export spans"))
+        .count();
     assert_eq!(warnings, 1, "{log}");
 }

@@ -492,10 +492,7 @@ async fn send_all<S>(
         if let Some(t) = &tally {
             t.frame(frame.len());
         }
-        if send_message(&mut out, frame, false)
-            .await
-            .is_err()
-        {
+        if send_message(&mut out, frame, false).await.is_err() {
             return;
         }
     }

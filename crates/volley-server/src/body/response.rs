@@ -6,12 +6,12 @@ use std::{
     task::{Context, Poll},
 };
 
+use crate::intercept::EndGuard;
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
-use crate::intercept::EndGuard;
 use volley_wire::{
     Code, Status,
     codec::{FLAG_NO_COMPRESS, HEADER_LEN},
@@ -211,7 +211,10 @@ impl Body for ResponseBody {
 }
 
 impl ResponseBody {
-    fn poll_kind(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_kind(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match &mut self.0 {
             Kind::Empty => Poll::Ready(None),
             Kind::Unary { data, trailers } => Poll::Ready(match data.take() {

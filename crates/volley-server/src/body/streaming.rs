@@ -2,9 +2,9 @@
 
 use std::{
     future::Future,
-    sync::Arc,
     marker::PhantomData,
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll, ready},
 };
 

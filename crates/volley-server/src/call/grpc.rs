@@ -230,11 +230,7 @@ impl Prepared {
                 unary_response(to_json(res, out_json.as_ref()), compress, max_send)
             }
             Handler::ClientStreaming(h) => {
-                let res = within(
-                    deadline,
-                    h(request(&mut head, raw.take())),
-                )
-                .await;
+                let res = within(deadline, h(request(&mut head, raw.take()))).await;
                 unary_response(to_json(res, out_json.as_ref()), compress, max_send)
             }
             Handler::ServerStreaming(h) => {
@@ -251,11 +247,7 @@ impl Prepared {
                 )
             }
             Handler::Bidi(h) => {
-                let res = within(
-                    deadline,
-                    h(request(&mut head, raw.take())),
-                )
-                .await;
+                let res = within(deadline, h(request(&mut head, raw.take()))).await;
                 stream_response(
                     stream_to_json(res, out_json.take()),
                     deadline,

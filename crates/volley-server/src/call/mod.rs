@@ -53,7 +53,9 @@ pub(crate) fn serve(
     }
     match way {
         Way::Framed { env, json } => Box::pin(grpc::serve(&shared, peer, req, env, json)),
-        Way::ConnectPost { json } => Box::pin(connect::serve_unary(shared, peer.clone(), req, json)),
+        Way::ConnectPost { json } => {
+            Box::pin(connect::serve_unary(shared, peer.clone(), req, json))
+        }
         Way::ConnectGet => Box::pin(connect::serve_get(shared, peer.clone(), req)),
         Way::Rest { route, vars } => Box::pin(rest::serve(shared, peer.clone(), req, route, vars)),
     }
@@ -122,7 +124,11 @@ fn choose(
 /// A page registered with `ServerBuilder::page`, rendered now.
 fn page(shared: &Shared, req: http::Request<RequestBody>) -> BoxFuture<HttpResponse> {
     let Some(p) = shared.pages.iter().find(|p| p.path == req.uri().path()) else {
-        return refuse(req, http::StatusCode::NOT_FOUND, "volley: no route for this path\n");
+        return refuse(
+            req,
+            http::StatusCode::NOT_FOUND,
+            "volley: no route for this path\n",
+        );
     };
     let (content_type, body) = (p.render)();
     let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(body)));

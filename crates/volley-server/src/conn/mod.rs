@@ -201,8 +201,12 @@ impl ConnContext {
         }
         let svc = service_fn(move |req: http::Request<Incoming>| {
             let http1 = req.version() < http::Version::HTTP_2;
-            call::serve(shared.clone(), &peer, req.map(|b| RequestBody::new(b, http1)))
-                .map(Ok::<_, Infallible>)
+            call::serve(
+                shared.clone(),
+                &peer,
+                req.map(|b| RequestBody::new(b, http1)),
+            )
+            .map(Ok::<_, Infallible>)
         });
         let conn = self.builder.serve_connection(TokioIo::new(io), svc);
         self.drive(conn, auto::Connection::graceful_shutdown, addr, drain)

@@ -28,12 +28,7 @@
 mod call;
 mod end;
 
-use std::{
-    future::Future,
-    panic::AssertUnwindSafe,
-    pin::Pin,
-    sync::Arc,
-};
+use std::{future::Future, panic::AssertUnwindSafe, pin::Pin, sync::Arc};
 
 use futures_util::FutureExt;
 use volley_wire::Status;

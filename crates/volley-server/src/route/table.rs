@@ -54,7 +54,8 @@ impl Router {
         global: &[Registered],
     ) {
         for (path, route) in &mut self.methods {
-            if let (Some(d), Some(info)) = (descriptors.get(&**path), Arc::get_mut(&mut route.method))
+            if let (Some(d), Some(info)) =
+                (descriptors.get(&**path), Arc::get_mut(&mut route.method))
             {
                 info.set_descriptor(d.clone());
             }

@@ -69,9 +69,14 @@ impl ServerScrape {
 
     fn after(self) -> Result<server::ServerFigures> {
         let text = scrape(&self.url)?;
-        let after =
-            server::snapshot(&text, &self.method).map_err(|e| anyhow::anyhow!("{}: {e}", self.url))?;
-        Ok(server::figures(&self.url, &self.method, &self.before, &after))
+        let after = server::snapshot(&text, &self.method)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.url))?;
+        Ok(server::figures(
+            &self.url,
+            &self.method,
+            &self.before,
+            &after,
+        ))
     }
 }
 

@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::report::{Report, server::ServerFigures};
 use crate::report::gofmt::format_nano_unit;
+use crate::report::{Report, server::ServerFigures};
 
 /// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
 /// in a tab: every cell is padded to the column's widest cell plus 3.
@@ -108,7 +108,11 @@ fn server_section(f: &ServerFigures, client_average: u64) -> String {
     if !f.latency_distribution.is_empty() {
         s += "  Latency distribution (from the server's histogram buckets):";
         for p in &f.latency_distribution {
-            s += &format!("\n    {} % in {} ", p.percentage, format_nano_unit(p.latency));
+            s += &format!(
+                "\n    {} % in {} ",
+                p.percentage,
+                format_nano_unit(p.latency)
+            );
         }
         s += "\n";
     }
