@@ -47,6 +47,16 @@ impl BearerToken {
 
 impl Interceptor for BearerToken {
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send {
+        std::future::ready(self.check(call))
+    }
+
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
+        Some(self.check(call))
+    }
+}
+
+impl BearerToken {
+    fn check(&self, call: &Call) -> Result<(), Status> {
         let open = OPEN_SERVICES.contains(&call.method().service());
         let verdict = match call.metadata().get(http::header::AUTHORIZATION) {
             _ if open => Ok(()),
@@ -58,7 +68,7 @@ impl Interceptor for BearerToken {
                 "this server requires `authorization: Bearer <token>`",
             )),
         };
-        std::future::ready(verdict)
+        verdict
     }
 }
 

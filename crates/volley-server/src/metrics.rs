@@ -22,7 +22,7 @@
 use std::{
     fmt::Write as _,
     hash::{Hash, Hasher},
-    sync::Arc,
+    sync::{Arc, OnceLock},
 };
 
 use bytes::Bytes;
@@ -183,27 +183,75 @@ impl Metrics {
     }
 }
 
+/// A method's instruments, resolved from the families once per method (and per status), so a
+/// call costs no label hashing or family lookup (BENCHMARKS.md, "Interceptors, metrics and
+/// traces (issue 18)", measures both).
+struct PerMethod {
+    label: MethodLabel,
+    started: Counter,
+    statuses: [OnceLock<Histograms3>; 17],
+}
+
+/// A method's three histograms for one status.
+struct Histograms3 {
+    duration: Histogram,
+    sent: Histogram,
+    received: Histogram,
+}
+
+impl Metrics {
+    fn per_method(&self, info: &CallInfo) -> PerMethod {
+        let label = MethodLabel::of(info);
+        PerMethod {
+            started: self.started.get_or_create(&label).clone(),
+            label,
+            statuses: Default::default(),
+        }
+    }
+
+    fn histograms(&self, labels: &MethodStatus) -> Histograms3 {
+        Histograms3 {
+            duration: self.duration.get_or_create(labels).clone(),
+            sent: self.sent.get_or_create(labels).clone(),
+            received: self.received.get_or_create(labels).clone(),
+        }
+    }
+}
+
 impl Interceptor for Metrics {
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send {
-        self.started
-            .get_or_create(&MethodLabel::of(call.info()))
-            .inc();
-        std::future::ready(Ok(()))
+        std::future::ready(self.on_call_now(call).unwrap_or(Ok(())))
+    }
+
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
+        match call.method_local(|| self.per_method(call.info())) {
+            Some(m) => m.started.inc(),
+            None => self
+                .started
+                .get_or_create(&MethodLabel::of(call.info()))
+                .inc(),
+        };
+        Some(Ok(()))
     }
 
     fn on_end(&self, end: &CallEnd<'_>) {
-        let labels = MethodStatus {
-            method: MethodLabel::of(end.info()),
-            status: end.code(),
+        let code = end.code();
+        let make = |method: MethodLabel| {
+            self.histograms(&MethodStatus {
+                method,
+                status: code,
+            })
         };
-        self.duration
-            .get_or_create(&labels)
-            .observe(end.elapsed().as_secs_f64());
-        self.sent
-            .get_or_create(&labels)
-            .observe(end.sent().1 as f64);
-        self.received
-            .get_or_create(&labels)
-            .observe(end.received().1 as f64);
+        let once;
+        let h = match end.method_local::<PerMethod>() {
+            Some(m) => m.statuses[code as usize].get_or_init(|| make(m.label.clone())),
+            None => {
+                once = make(MethodLabel::of(end.info()));
+                &once
+            }
+        };
+        h.duration.observe(end.elapsed().as_secs_f64());
+        h.sent.observe(end.sent().1 as f64);
+        h.received.observe(end.received().1 as f64);
     }
 }

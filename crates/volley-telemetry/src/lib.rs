@@ -33,6 +33,10 @@ pub struct ServerTracing;
 
 impl Interceptor for ServerTracing {
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send {
+        std::future::ready(self.on_call_now(call).unwrap_or(Ok(())))
+    }
+
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
         let parent = propagation::extract(call.metadata());
         let method = call.method();
         let mut attrs = vec![
@@ -60,7 +64,7 @@ impl Interceptor for ServerTracing {
         // The handler can start child spans from it.
         call.extensions_mut().insert(cx.clone());
         call.keep(cx);
-        std::future::ready(Ok(()))
+        Some(Ok(()))
     }
 
     fn on_end(&self, end: &CallEnd<'_>) {

@@ -124,8 +124,8 @@ impl ResponseBody {
 
     /// Lets an interceptors' guard watch this body: it counts the frames sent and reads the
     /// status from the trailers (or from `trailers_only` headers), and fires when dropped.
-    pub(crate) fn watch(&mut self, end: EndGuard) {
-        self.1 = Some(Box::new(end));
+    pub(crate) fn watch(&mut self, end: Box<EndGuard>) {
+        self.1 = Some(end);
     }
 
     /// Adds trailers to the ones still to be sent; false when there are none to add to

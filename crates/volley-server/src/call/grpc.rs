@@ -41,29 +41,30 @@ pub(crate) fn serve(
     env: Envelope,
     json: bool,
 ) -> impl Future<Output = HttpResponse> + Send + 'static {
-    answer(shared, peer, req, env, json).map(move |resp| shape(resp, env, json))
+    answer(shared, peer, req, env, json, None).map(move |resp| shape(resp, env, json))
 }
 
 /// The call's response before [`shape`] gives it its protocol's envelope (interceptors add
-/// their headers and trailers in between).
+/// their headers and trailers in between, and count what is read into `tally`).
 pub(crate) fn answer(
     shared: &Shared,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
     env: Envelope,
     json: bool,
+    tally: Option<Arc<Tally>>,
 ) -> impl Future<Output = HttpResponse> + Send + 'static {
     // Only the JSON codec needs the schema; protobuf pays nothing here.
     let mut prepared = if json {
         match shared.descriptors.get(req.uri().path()) {
-            Some(m) => prepare(shared, peer, req, env, Some((m.input(), m.output()))),
+            Some(m) => prepare(shared, peer, req, env, Some((m.input(), m.output())), tally),
             None => Err(plain(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "volley: JSON needs the method's schema registered\n",
             )),
         }
     } else {
-        prepare(shared, peer, req, env, None)
+        prepare(shared, peer, req, env, None, tally)
     };
     async move {
         match &mut prepared {
@@ -140,6 +141,7 @@ fn prepare(
     req: http::Request<RequestBody>,
     env: Envelope,
     json: Option<(MessageDescriptor, MessageDescriptor)>,
+    tally: Option<Arc<Tally>>,
 ) -> Result<Prepared, HttpResponse> {
     let (parts, body) = req.into_parts();
     if parts.method != Method::POST {
@@ -179,14 +181,14 @@ fn prepare(
         }
     };
     let (in_json, out_json) = json.unzip();
-    let mut extensions = parts.extensions;
+    let extensions = parts.extensions;
     let raw = RawStreaming::new(
         body,
         FrameDecoder::new(encoding, shared.limits.max_recv),
         env == Envelope::Web { text: true },
         in_json,
     )
-    .with_tally(extensions.remove::<Arc<Tally>>());
+    .with_tally(tally);
     let protocol = match env {
         Envelope::Grpc => CallProtocol::Grpc,
         Envelope::Web { .. } => CallProtocol::GrpcWeb,

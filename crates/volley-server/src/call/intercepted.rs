@@ -17,6 +17,7 @@ use super::{Way, connect, grpc, rest};
 use crate::{
     body::{HttpResponse, RequestBody, trailers_only},
     deadline::connect_timeout,
+    handler::BoxFuture,
     intercept::{Call, CallInfo, CallProtocol, EndGuard, MethodInfo, Peer, Tally},
     route::{Envelope, Shared},
 };
@@ -39,11 +40,11 @@ pub(crate) async fn serve(
         None => shared.chain.clone(),
     };
     let Some(chain) = chain else {
-        return serve_plainly(shared, &peer, req, way).await;
+        return super::adapter(shared, &peer, req, way).await;
     };
     let method = match route {
         Some(r) => r.method.clone(),
-        None => Arc::new(MethodInfo::unknown(path)),
+        None => Arc::new(MethodInfo::unknown(path, chain.len())),
     };
     let (protocol, deadline) = facts(&way, req.headers());
     let finish = match &way {
@@ -52,15 +53,27 @@ pub(crate) async fn serve(
         Way::Rest { .. } => Finish::Rest,
     };
     let (mut parts, body) = req.into_parts();
-    let mut call = Call::new(
-        CallInfo::new(method, &peer, protocol, deadline),
-        std::mem::take(&mut parts.headers),
-        std::mem::take(&mut parts.extensions),
-    );
-    let verdict = chain.admit(&mut call).await;
-    let (info, head) = call.into_parts();
+    // What lives while the interceptors run, boxed: inline it would be copied with this future.
+    let mut flight = Box::new(Flight {
+        call: Call::new(
+            CallInfo::new(method, &peer, protocol, deadline),
+            std::mem::take(&mut parts.headers),
+            std::mem::take(&mut parts.extensions),
+        ),
+        request: Some((parts, body)),
+    });
+    let verdict = chain.admit(&mut flight.call).await;
+    let (info, kept, ran) = flight.call.take_for_end();
     let tally = Arc::new(Tally::default());
-    let mut guard = EndGuard::new(chain, info, started, tally.clone(), head.kept, head.ran);
+    let mut guard = Box::new(EndGuard::new(
+        chain,
+        info,
+        started,
+        tally.clone(),
+        kept,
+        ran,
+    ));
+    let (mut parts, body) = flight.request.take().expect("the request is taken once");
     let mut resp = match verdict {
         Err(status) => {
             // The body is dropped unread: a refused upload costs what arrived before the verdict.
@@ -70,26 +83,36 @@ pub(crate) async fn serve(
             resp
         }
         Ok(()) => {
-            parts.headers = head.metadata;
-            parts.extensions = head.extensions;
-            parts.extensions.insert(tally);
-            let req = http::Request::from_parts(parts, body);
+            (parts.headers, parts.extensions) = flight.call.take_request();
             match way {
-                Way::Framed { env, json } => grpc::answer(&shared, &peer, req, env, json).await,
-                _ => serve_plainly(shared, &peer, req, way).await,
+                Way::Framed { env, json } => {
+                    let req = http::Request::from_parts(parts, body);
+                    // Boxed: inline, its ~640 bytes would be copied with this whole future.
+                    let answer: BoxFuture<HttpResponse> =
+                        Box::pin(grpc::answer(&shared, &peer, req, env, json, Some(tally)));
+                    answer.await
+                }
+                _ => {
+                    // Connect unary and REST read the whole body at once: they count it into
+                    // the tally they find here.
+                    parts.extensions.insert(tally);
+                    let req = http::Request::from_parts(parts, body);
+                    super::adapter(shared, &peer, req, way).await
+                }
             }
         }
     };
-    resp.headers_mut().extend(head.response_headers);
+    let (response_headers, response_trailers) = flight.call.take_response();
+    resp.headers_mut().extend(response_headers);
     match finish {
         Finish::Framed(env, json) => {
             if resp.status() != StatusCode::OK {
                 guard.set_status(Some(http_status(resp.status())));
             } else if resp.headers().contains_key(GRPC_STATUS) {
                 guard.status_from(resp.headers());
-                resp.headers_mut().extend(head.response_trailers);
+                resp.headers_mut().extend(response_trailers);
             } else {
-                resp.body_mut().extend_trailers(head.response_trailers);
+                resp.body_mut().extend_trailers(response_trailers);
             }
             resp.body_mut().watch(guard);
             grpc::shape(resp, env, json)
@@ -99,12 +122,18 @@ pub(crate) async fn serve(
             guard.unprefixed(failed.is_none());
             guard.set_status(failed);
             if let Finish::Connect = finish {
-                connect_trailers(resp.headers_mut(), head.response_trailers);
+                connect_trailers(resp.headers_mut(), response_trailers);
             }
             resp.body_mut().watch(guard);
             resp
         }
     }
+}
+
+/// A call while its interceptors run: their view of it, and the rest of its request.
+struct Flight {
+    call: Call,
+    request: Option<(http::request::Parts, RequestBody)>,
 }
 
 /// The protocol and deadline interceptors are told of.
@@ -153,21 +182,6 @@ enum Finish {
     Rest,
 }
 
-/// Serves a call with no interceptors of its own.
-async fn serve_plainly(
-    shared: Arc<Shared>,
-    peer: &Arc<Peer>,
-    req: http::Request<RequestBody>,
-    way: Way,
-) -> HttpResponse {
-    match way {
-        Way::Framed { env, json } => grpc::serve(&shared, peer, req, env, json).await,
-        Way::ConnectPost { json } => connect::serve_unary(shared, peer.clone(), req, json).await,
-        Way::ConnectGet => connect::serve_get(shared, peer.clone(), req).await,
-        Way::Rest { route, vars } => rest::serve(shared, peer.clone(), req, route, vars).await,
-    }
-}
-
 /// Interceptors' trailers on a Connect unary response: `trailer-` headers.
 fn connect_trailers(headers: &mut HeaderMap, trailers: HeaderMap) {
     for (k, v) in &trailers {
@@ -188,4 +202,32 @@ fn http_status(code: StatusCode) -> Status {
         _ => Code::Unknown,
     };
     Status::new(grpc, format!("HTTP {code}"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The intercepted call's future is boxed once and its initial state copied in: at 4.2 KiB
+    /// (every adapter inline) interceptors cost twice what they do at ~1.2 KiB.
+    #[test]
+    fn the_intercepted_call_future_stays_small() {
+        use super::*;
+        let shared = Arc::new(crate::route::Shared {
+            router: Default::default(),
+            limits: crate::route::Limits {
+                max_recv: 1,
+                max_send: 1,
+                send_compression: false,
+            },
+            descriptors: Default::default(),
+            rest: Vec::new(),
+            chain: None,
+            intercepted: true,
+            pages: Vec::new(),
+        });
+        let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
+        let req = http::Request::new(RequestBody::ended());
+        let f = serve(shared, peer, req, Way::ConnectGet);
+        let size = std::mem::size_of_val(&f);
+        assert!(size <= 1280, "intercepted::serve's future is {size} bytes");
+    }
 }

@@ -51,6 +51,16 @@ pub(crate) fn serve(
     if shared.intercepted {
         return Box::pin(intercepted::serve(shared, peer.clone(), req, way));
     }
+    adapter(shared, peer, req, way)
+}
+
+/// The protocol adapter's future for a call, boxed at its own size.
+fn adapter(
+    shared: Arc<Shared>,
+    peer: &Arc<Peer>,
+    req: http::Request<RequestBody>,
+    way: Way,
+) -> BoxFuture<HttpResponse> {
     match way {
         Way::Framed { env, json } => Box::pin(grpc::serve(&shared, peer, req, env, json)),
         Way::ConnectPost { json } => {

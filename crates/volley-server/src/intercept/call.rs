@@ -1,7 +1,13 @@
 //! The facts of a call ([`CallInfo`]: method, peer, protocol, deadline) and what an interceptor
 //! holds while it runs ([`Call`]: those facts, the request metadata, and what it adds).
 
-use std::{any::Any, borrow::Cow, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    any::Any,
+    borrow::Cow,
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use http::HeaderMap;
 use prost_reflect::MethodDescriptor;
@@ -23,11 +29,22 @@ pub enum MethodKind {
 
 /// A method as the server knows it: its path, kind and (when its descriptors are registered) its
 /// descriptor, options included. Calls to unknown methods have one too, with no kind.
-#[derive(Debug)]
 pub struct MethodInfo {
     path: Cow<'static, str>,
     kind: Option<MethodKind>,
     descriptor: Option<MethodDescriptor>,
+    /// One cell per interceptor of the method's chain, for state it keeps per method.
+    locals: Vec<OnceLock<Box<dyn Any + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for MethodInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MethodInfo")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("descriptor", &self.descriptor)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The method of a request made outside a server (`Request::new` in a test).
@@ -35,6 +52,7 @@ static NO_METHOD: MethodInfo = MethodInfo {
     path: Cow::Borrowed(""),
     kind: None,
     descriptor: None,
+    locals: Vec::new(),
 };
 
 impl MethodInfo {
@@ -43,15 +61,42 @@ impl MethodInfo {
             path: Cow::Owned(path),
             kind: Some(kind),
             descriptor: None,
+            locals: Vec::new(),
         }
     }
 
-    pub(crate) fn unknown(path: &str) -> MethodInfo {
-        MethodInfo {
+    /// A method the server does not have, called through a chain of `interceptors`.
+    pub(crate) fn unknown(path: &str, interceptors: usize) -> MethodInfo {
+        let mut m = MethodInfo {
             path: Cow::Owned(path.to_owned()),
             kind: None,
             descriptor: None,
-        }
+            locals: Vec::new(),
+        };
+        m.set_interceptors(interceptors);
+        m
+    }
+
+    /// Makes room for per-method state of `n` interceptors.
+    pub(crate) fn set_interceptors(&mut self, n: usize) {
+        self.locals = (0..n).map(|_| OnceLock::new()).collect();
+    }
+
+    /// Interceptor `slot`'s state for this method, made by `init` on first use.
+    pub(super) fn local<T: Any + Send + Sync>(
+        &self,
+        slot: usize,
+        init: impl FnOnce() -> T,
+    ) -> Option<&T> {
+        self.locals
+            .get(slot)?
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref()
+    }
+
+    /// Interceptor `slot`'s state for this method, if made.
+    pub(super) fn local_if_made<T: Any>(&self, slot: usize) -> Option<&T> {
+        self.locals.get(slot)?.get()?.downcast_ref()
     }
 
     pub(crate) fn set_descriptor(&mut self, d: MethodDescriptor) {
@@ -237,16 +282,6 @@ pub struct Call {
 /// State interceptors keep for their `on_end`, by interceptor position.
 pub(crate) type Kept = Vec<(usize, Box<dyn Any + Send + Sync>)>;
 
-/// What a [`Call`] hands back to the call path once its interceptors have run.
-pub(crate) struct CallParts {
-    pub(crate) metadata: HeaderMap,
-    pub(crate) extensions: http::Extensions,
-    pub(crate) response_headers: HeaderMap,
-    pub(crate) response_trailers: HeaderMap,
-    pub(crate) kept: Kept,
-    pub(crate) ran: usize,
-}
-
 impl Call {
     pub(crate) fn new(info: CallInfo, metadata: HeaderMap, extensions: http::Extensions) -> Call {
         Call {
@@ -267,17 +302,28 @@ impl Call {
         self.ran = i + 1;
     }
 
-    pub(crate) fn into_parts(self) -> (CallInfo, CallParts) {
+    /// Takes the request metadata and extensions back, for the handler.
+    pub(crate) fn take_request(&mut self) -> (HeaderMap, http::Extensions) {
         (
-            self.info,
-            CallParts {
-                metadata: self.metadata,
-                extensions: self.extensions,
-                response_headers: self.response_headers,
-                response_trailers: self.response_trailers,
-                kept: self.kept,
-                ran: self.ran,
-            },
+            std::mem::take(&mut self.metadata),
+            std::mem::take(&mut self.extensions),
+        )
+    }
+
+    /// Takes the response headers and trailers the interceptors added.
+    pub(crate) fn take_response(&mut self) -> (HeaderMap, HeaderMap) {
+        (
+            std::mem::take(&mut self.response_headers),
+            std::mem::take(&mut self.response_trailers),
+        )
+    }
+
+    /// Takes what the end guard needs: the facts, the kept state, how many interceptors ran.
+    pub(crate) fn take_for_end(&mut self) -> (CallInfo, Kept, usize) {
+        (
+            std::mem::take(&mut self.info),
+            std::mem::take(&mut self.kept),
+            self.ran,
         )
     }
 
@@ -317,6 +363,13 @@ impl Call {
     /// response; as `trailer-` headers for a Connect unary call; not sent for REST calls).
     pub fn response_trailers_mut(&mut self) -> &mut HeaderMap {
         &mut self.response_trailers
+    }
+
+    /// This interceptor's state for the call's method, made by `init` the first time the
+    /// method is called (instruments resolved once per method rather than per call). `None` if
+    /// a value of another type is there.
+    pub fn method_local<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.info.method().local(self.slot, init)
     }
 
     /// Keeps a value for this interceptor's [`on_end`](super::Interceptor::on_end), which reads

@@ -13,7 +13,7 @@ use std::{
 
 use http::HeaderMap;
 use tokio::time::Instant;
-use volley_wire::{Code, Status, codec::HEADER_LEN};
+use volley_wire::{Code, Status, codec::HEADER_LEN, names::GRPC_STATUS};
 
 use super::{CallInfo, Chain, call::Kept};
 
@@ -127,8 +127,11 @@ impl EndGuard {
 
     /// Records the status a trailer (or trailers-only header) map carries, if it carries one.
     pub(crate) fn status_from(&mut self, headers: &HeaderMap) {
-        if let Some(s) = Status::from_headers(headers) {
-            self.set_status(Some(s));
+        match headers.get(GRPC_STATUS).map(|v| v.as_bytes()) {
+            None => {}
+            // OK, the common case, without building a `Status`.
+            Some(b"0") => self.outcome = Outcome::Ok,
+            Some(_) => self.set_status(Status::from_headers(headers)),
         }
     }
 
@@ -207,6 +210,12 @@ impl CallEnd<'_> {
     /// Messages received, and their total size in bytes as received (compressed if they were).
     pub fn received(&self) -> (u64, u64) {
         self.received
+    }
+
+    /// This interceptor's per-method state, made by
+    /// [`Call::method_local`](super::Call::method_local).
+    pub fn method_local<T: Any>(&self) -> Option<&T> {
+        self.info.method().local_if_made(self.slot)
     }
 
     /// The value this interceptor kept with [`Call::keep`](super::Call::keep), if it kept one

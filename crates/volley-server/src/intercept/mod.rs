@@ -46,6 +46,14 @@ pub trait Interceptor: Send + Sync + 'static {
     /// [`on_end`](Interceptor::on_end) ([`Call::keep`]).
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send;
 
+    /// For interceptors that decide without waiting (a header check, a counter): deciding here
+    /// (`Some`) spares each call the boxed future that runs `on_call`, which the server then
+    /// does not call. The default (`None`) runs `on_call`.
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
+        let _ = call;
+        None
+    }
+
     /// Runs once when the call has ended (its trailers written, or the client gone), for every
     /// interceptor whose `on_call` ran, in reverse order. Runs on the connection's task: keep it
     /// short (record, don't wait).
@@ -73,17 +81,26 @@ where
     fn on_call(&self, call: &mut Call) -> impl Future<Output = Result<(), Status>> + Send {
         std::future::ready((self.0)(call))
     }
+
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
+        Some((self.0)(call))
+    }
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// [`Interceptor`] made object-safe: its `on_call` future boxed.
 trait Erased: Send + Sync {
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>>;
     fn on_call<'a>(&'a self, call: &'a mut Call) -> BoxFuture<'a, Result<(), Status>>;
     fn on_end(&self, end: &CallEnd<'_>);
 }
 
 impl<T: Interceptor> Erased for T {
+    fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>> {
+        Interceptor::on_call_now(self, call)
+    }
+
     fn on_call<'a>(&'a self, call: &'a mut Call) -> BoxFuture<'a, Result<(), Status>> {
         // Made on the first poll, so that an interceptor that panics while making its future
         // (a synchronous one) panics inside the poll that `Chain::admit` catches.
@@ -115,6 +132,11 @@ impl Chain {
         (!all.is_empty()).then(|| Arc::new(Chain(all)))
     }
 
+    /// How many interceptors run.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Runs every `on_call` in order until one refuses. A panic fails only this call, as
     /// INTERNAL.
     pub(crate) async fn admit(&self, call: &mut Call) -> Result<(), Status> {
@@ -124,10 +146,15 @@ impl Chain {
                 tracing::error!("an interceptor panicked in on_call; the call fails as INTERNAL");
                 Status::internal("interceptor panicked")
             };
-            AssertUnwindSafe(ic.0.on_call(call))
-                .catch_unwind()
-                .await
-                .map_err(|_| panicked())??;
+            let now = std::panic::catch_unwind(AssertUnwindSafe(|| ic.0.on_call_now(call)));
+            match now {
+                Ok(Some(r)) => r?,
+                Ok(None) => AssertUnwindSafe(ic.0.on_call(call))
+                    .catch_unwind()
+                    .await
+                    .map_err(|_| panicked())??,
+                Err(_) => return Err(panicked()),
+            }
         }
         Ok(())
     }
