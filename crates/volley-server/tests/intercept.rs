@@ -41,6 +41,10 @@ impl Interceptor for Recorder {
             call.method().is_registered()
         ));
         call.keep(self.name.len());
+        let calls = call
+            .method_local(|| std::sync::atomic::AtomicUsize::new(0))
+            .expect("per-method state");
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if call
             .metadata()
             .get("x-refuse")
@@ -65,6 +69,11 @@ impl Interceptor for Recorder {
             end.received(),
             end.kept::<usize>(),
         ));
+        assert!(
+            end.method_local::<std::sync::atomic::AtomicUsize>()
+                .is_some_and(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0),
+            "on_end sees the per-method state on_call made"
+        );
     }
 }
 

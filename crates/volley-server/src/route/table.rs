@@ -54,12 +54,13 @@ impl Router {
         global: &[Registered],
     ) {
         for (path, route) in &mut self.methods {
-            if let (Some(d), Some(info)) =
-                (descriptors.get(&**path), Arc::get_mut(&mut route.method))
-            {
+            route.chain = Chain::of(global, &std::mem::take(&mut route.own));
+            // Nothing else holds the method's facts yet: the server has not started.
+            let info = Arc::get_mut(&mut route.method).expect("unshared before the server starts");
+            if let Some(d) = descriptors.get(&**path) {
                 info.set_descriptor(d.clone());
             }
-            route.chain = Chain::of(global, &std::mem::take(&mut route.own));
+            info.set_interceptors(route.chain.as_ref().map_or(0, |c| c.len()));
         }
     }
 
