@@ -58,7 +58,7 @@ impl Interceptor for BearerToken {
 impl BearerToken {
     fn check(&self, call: &Call) -> Result<(), Status> {
         let open = OPEN_SERVICES.contains(&call.method().service());
-        let verdict = match call.metadata().get(http::header::AUTHORIZATION) {
+        match call.metadata().get(http::header::AUTHORIZATION) {
             _ if open => Ok(()),
             Some(v) if self.admits(v.as_bytes()) => Ok(()),
             Some(_) => Err(Status::unauthenticated(
@@ -67,8 +67,7 @@ impl BearerToken {
             None => Err(Status::unauthenticated(
                 "this server requires `authorization: Bearer <token>`",
             )),
-        };
-        verdict
+        }
     }
 }
 
