@@ -110,11 +110,11 @@ fn service(log: Log) -> Service {
                 req.into_inner().map(|r| r.map(|m| Num { n: m.n * 2 })),
             ))
         })
+        .build()
         .intercept(Recorder {
             name: "own",
             log: log.clone(),
         })
-        .build()
 }
 
 async fn start(log: &Log, configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> SocketAddr {

@@ -69,6 +69,16 @@ impl Interceptor for ServerTracing {
 
     fn on_end(&self, end: &CallEnd<'_>) {
         if let Some(cx) = end.kept::<Context>() {
+            // The call as a log event too, carrying its trace id (`VOLLEY_LOG=info,volley::call=debug` for `volley serve`).
+            tracing::debug!(
+                target: "volley::call",
+                method = end.info().method().full_name(),
+                status = end.code().name(),
+                elapsed_us = end.elapsed().as_micros() as u64,
+                peer = ?end.info().peer_addr(),
+                trace_id = %cx.span().span_context().trace_id(),
+                "call ended"
+            );
             finish(cx, end.code(), end.status().map(Status::message));
         }
     }

@@ -78,6 +78,15 @@ impl Service {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Adds an interceptor for this service's calls to a built service (a generated one:
+    /// `Service::from(GreeterServer::new(g)).intercept(auth)`); see
+    /// [`ServiceBuilder::intercept`].
+    #[must_use]
+    pub fn intercept(mut self, interceptor: impl Interceptor) -> Self {
+        self.interceptors.push(Registered::new(interceptor));
+        self
+    }
 }
 
 /// Adds methods to a [`Service`].
