@@ -43,6 +43,7 @@ pub struct ServerBuilder {
     http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
     interceptors: Vec<Registered>,
     pages: Vec<Page>,
+    cors: Option<crate::cors::Cors>,
 }
 
 impl Default for ServerBuilder {
@@ -67,6 +68,7 @@ impl Default for ServerBuilder {
             http_rules: Vec::new(),
             interceptors: Vec::new(),
             pages: Vec::new(),
+            cors: None,
         }
     }
 }
@@ -182,6 +184,13 @@ impl ServerBuilder {
             .page("/metrics", move || page.page())
     }
 
+    /// Lets web pages on other origins call the server (gRPC-Web, Connect): see
+    /// [`cors`](crate::cors).
+    pub fn cors(mut self, cors: crate::cors::Cors) -> Self {
+        self.cors = Some(cors);
+        self
+    }
+
     /// Answers `GET path` on the calls' port with what `render` returns (a content type and a
     /// body), rendered per request: how [`metrics::Metrics`](crate::metrics::Metrics) serves
     /// `/metrics`.
@@ -272,6 +281,7 @@ impl ServerBuilder {
             chain,
             intercepted,
             pages: self.pages,
+            cors: self.cors,
         });
         let conn = ConnContext::new(
             shared,

@@ -24,7 +24,7 @@
 //! - `deadline`, `transcode`: a call's deadline; JSON <-> protobuf and Connect's error words.
 //! - [`intercept`]: interceptors and the facts of a call ([`intercept::CallInfo`]), which every
 //!   stage above may read; it reads from none of them.
-//! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`]: the batteries.
+//! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`], [`cors`]: the batteries.
 //! - [`codegen`]: what the services `volley-build` generates use.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
@@ -37,6 +37,7 @@ mod builder;
 mod call;
 pub mod codegen;
 mod conn;
+pub mod cors;
 mod deadline;
 mod error;
 mod handler;

@@ -6,7 +6,7 @@ use std::{net::TcpListener as StdListener, sync::Arc, thread};
 use anyhow::{Context, Result};
 use tokio::sync::watch;
 use tracing::info;
-use volley_server::{Server, auth::BearerToken, metrics::Metrics, tls};
+use volley_server::{Server, auth::BearerToken, cors::Cors, metrics::Metrics, tls};
 use volley_services::Options;
 use volley_telemetry::{Exporter, ServerTracing};
 
@@ -42,6 +42,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    if !args.cors_origin.is_empty() {
+        let mut cors = Cors::new()
+            .allow_headers(&args.cors_header)
+            .expose_headers(&args.cors_header);
+        for origin in &args.cors_origin {
+            cors = cors.allow_origin(origin);
+        }
+        builder = builder.cors(cors);
+    }
     if let Some(token) = &args.require_token {
         builder = builder.intercept(BearerToken::new(token));
     }

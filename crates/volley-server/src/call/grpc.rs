@@ -379,6 +379,7 @@ mod tests {
             chain: None,
             intercepted: false,
             pages: Vec::new(),
+            cors: None,
         };
         let req = http::Request::new(RequestBody::ended());
         let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));

@@ -223,6 +223,7 @@ mod tests {
             chain: None,
             intercepted: true,
             pages: Vec::new(),
+            cors: None,
         });
         let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
         let req = http::Request::new(RequestBody::ended());

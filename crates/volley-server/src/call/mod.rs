@@ -9,6 +9,8 @@ mod rest;
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
+
 use crate::{
     body::{HttpResponse, RequestBody, ResponseBody, discard, plain},
     handler::BoxFuture,
@@ -40,6 +42,42 @@ pub(crate) enum Way {
 /// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
 /// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
 pub(crate) fn serve(
+    shared: Arc<Shared>,
+    peer: &Arc<Peer>,
+    req: http::Request<RequestBody>,
+) -> BoxFuture<HttpResponse> {
+    let Some(cors) = &shared.cors else {
+        return route(shared, peer, req);
+    };
+    let (parts, body) = req.into_parts();
+    if crate::cors::is_preflight(&parts) {
+        // Answered here whatever the path: a preflight never runs a call.
+        let resp = match cors.preflight(&parts.headers) {
+            Some(headers) => {
+                let mut r = plain(http::StatusCode::NO_CONTENT, "");
+                *r.headers_mut() = headers;
+                r
+            }
+            None => plain(
+                http::StatusCode::FORBIDDEN,
+                "volley: this origin may not call this server (CORS)\n",
+            ),
+        };
+        return Box::pin(std::future::ready(resp));
+    }
+    let extra = cors.reply_headers(&parts.headers);
+    let call = route(shared, peer, http::Request::from_parts(parts, body));
+    match extra {
+        None => call,
+        Some(headers) => Box::pin(call.map(move |mut r| {
+            r.headers_mut().extend(headers);
+            r
+        })),
+    }
+}
+
+/// Serves a request that is not a CORS preflight.
+fn route(
     shared: Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,

@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub(crate) intercepted: bool,
     /// Plain `GET` pages served beside the calls (`/metrics`).
     pub(crate) pages: Vec<Page>,
+    /// CORS for web pages on other origins, when configured.
+    pub(crate) cors: Option<crate::cors::Cors>,
 }
 
 /// A plain `GET` answer served on the calls' port.

@@ -212,6 +212,16 @@ pub struct ServeArgs {
     /// spans over OTLP/HTTP to this collector (its base URL, e.g. http://127.0.0.1:4318).
     #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     pub otlp_endpoint: Option<String>,
+
+    /// Let web pages on this origin call the server over gRPC-Web and Connect (CORS), e.g.
+    /// http://localhost:5173; repeatable; `*` for any origin.
+    #[arg(long, value_name = "ORIGIN")]
+    pub cors_origin: Vec<String>,
+
+    /// With --cors-origin: a metadata key pages may send and read besides the protocols' own
+    /// (repeatable).
+    #[arg(long, value_name = "NAME", requires = "cors_origin")]
+    pub cors_header: Vec<String>,
 }
 
 /// What `volley serve` can run besides the built-in services.
