@@ -232,14 +232,7 @@ pub async fn finish_into(
 
 /// grpc-go's mapping of a non-200 HTTP status to a gRPC code (also used for plain-HTTP load).
 pub fn code_for_http_status(status: u16) -> Code {
-    match status {
-        400 => Code::Internal,
-        401 => Code::Unauthenticated,
-        403 => Code::PermissionDenied,
-        404 => Code::Unimplemented,
-        429 | 502..=504 => Code::Unavailable,
-        _ => Code::Unknown,
-    }
+    Code::from_http_status(status)
 }
 
 pub(crate) fn http_status(s: http::StatusCode) -> Status {

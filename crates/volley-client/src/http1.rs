@@ -53,33 +53,28 @@ impl Http1Connection {
 
     /// Sends one request and returns the status and the whole body.
     pub async fn fetch(&self, req: http::Request<Full<Bytes>>) -> Result<(u16, Bytes), String> {
+        let resp = self.exchange(req).await?;
+        let status = resp.status().as_u16();
+        Ok((status, read_body(resp).await?))
+    }
+
+    /// Sends one request on the connection and returns the response head.
+    async fn exchange(
+        &self,
+        req: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
         let mut send = self.send.lock().await;
         send.ready()
             .await
             .map_err(|e| format!("connection closed: {e}"))?;
-        let resp = send
-            .send_request(req)
+        send.send_request(req)
             .await
-            .map_err(|e| format!("request failed: {e}"))?;
-        let status = resp.status().as_u16();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("reading the body: {e}"))?;
-        Ok((status, body.to_bytes()))
+            .map_err(|e| format!("request failed: {e}"))
     }
 
     /// Sends one request and reads the whole response.
     pub async fn send(&self, req: http::Request<Full<Bytes>>) -> Result<HttpReply, String> {
-        let mut send = self.send.lock().await;
-        send.ready()
-            .await
-            .map_err(|e| format!("connection closed: {e}"))?;
-        let resp = send
-            .send_request(req)
-            .await
-            .map_err(|e| format!("request failed: {e}"))?;
+        let resp = self.exchange(req).await?;
         let status = resp.status().as_u16();
         let head: usize = 17
             + resp
@@ -87,14 +82,19 @@ impl Http1Connection {
                 .iter()
                 .map(|(k, v)| k.as_str().len() + v.len() + 4)
                 .sum::<usize>();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("reading the body: {e}"))?;
         Ok(HttpReply {
             status,
-            bytes: head + body.to_bytes().len(),
+            bytes: head + read_body(resp).await?.len(),
         })
     }
+}
+
+/// A response's whole body.
+async fn read_body(resp: http::Response<hyper::body::Incoming>) -> Result<Bytes, String> {
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("reading the body: {e}"))?;
+    Ok(body.to_bytes())
 }

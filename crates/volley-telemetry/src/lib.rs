@@ -55,11 +55,12 @@ impl Interceptor for ServerTracing {
                 left.as_millis() as i64,
             ));
         }
-        let span = global::tracer(SCOPE)
+        let tracer = global::tracer(SCOPE);
+        let span = tracer
             .span_builder(method.full_name().to_owned())
             .with_kind(SpanKind::Server)
             .with_attributes(attrs)
-            .start_with_context(&global::tracer(SCOPE), &parent);
+            .start_with_context(&tracer, &parent);
         let cx = parent.with_span(span);
         // The handler can start child spans from it.
         call.extensions_mut().insert(cx.clone());
@@ -100,7 +101,7 @@ impl ClientInterceptor for ClientTracing {
             KeyValue::new("rpc.grpc.attempt", i64::from(attempt.number())),
         ];
         if let Some(d) = attempt.deadline() {
-            let left = d.saturating_duration_since(tokio_now());
+            let left = d.saturating_duration_since(tokio::time::Instant::now());
             attrs.push(KeyValue::new(
                 "rpc.grpc.deadline_ms",
                 left.as_millis() as i64,
@@ -124,10 +125,6 @@ impl ClientInterceptor for ClientTracing {
             finish(cx, end.code(), end.status().map(Status::message));
         }
     }
-}
-
-fn tokio_now() -> tokio::time::Instant {
-    tokio::time::Instant::now()
 }
 
 /// Ends a call's or attempt's span with its status.

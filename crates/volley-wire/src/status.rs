@@ -105,6 +105,19 @@ impl Code {
         }
     }
 
+    /// gRPC's mapping of a non-200 HTTP status to a code (grpc-go's, in
+    /// `doc/http-grpc-status-mapping.md`).
+    pub fn from_http_status(status: u16) -> Code {
+        match status {
+            400 => Code::Internal,
+            401 => Code::Unauthenticated,
+            403 => Code::PermissionDenied,
+            404 => Code::Unimplemented,
+            429 | 502..=504 => Code::Unavailable,
+            _ => Code::Unknown,
+        }
+    }
+
     /// The name grpc-go prints (`codes.Code.String()`), which ghz reports use: `OK`, `Canceled`, ...
     pub fn go_name(self) -> &'static str {
         match self {

@@ -293,11 +293,14 @@ impl Observed {
 
 impl Drop for Observed {
     fn drop(&mut self) {
-        let cut = Status::cancelled("the call was dropped before its status arrived");
-        let status = match &self.status {
-            None => Some(&cut),
-            Some(s) => s.as_ref(),
-        };
+        let status = self
+            .status
+            .get_or_insert_with(|| {
+                Some(Status::cancelled(
+                    "the call was dropped before its status arrived",
+                ))
+            })
+            .as_ref();
         let now = Instant::now();
         let mut end = AttemptEnd {
             path: self.path,

@@ -359,7 +359,6 @@ fn stream_response(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::route::{Limits, Router};
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
@@ -367,20 +366,7 @@ mod tests {
     /// BENCHMARKS.md, "Interceptors", measures the call with and without them).
     #[test]
     fn the_grpc_call_future_stays_small() {
-        let shared = Shared {
-            router: Router::default(),
-            limits: Limits {
-                max_recv: 1,
-                max_send: 1,
-                send_compression: false,
-            },
-            descriptors: Default::default(),
-            rest: Vec::new(),
-            chain: None,
-            intercepted: false,
-            pages: Vec::new(),
-            cors: None,
-        };
+        let shared = Shared::empty();
         let req = http::Request::new(RequestBody::ended());
         let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
         let fut = serve(&shared, &peer, req, Envelope::Grpc, false);

@@ -193,15 +193,10 @@ fn connect_trailers(headers: &mut HeaderMap, trailers: HeaderMap) {
 
 /// The gRPC status of a plain-HTTP refusal, by gRPC's HTTP-to-status mapping.
 fn http_status(code: StatusCode) -> Status {
-    let grpc = match code.as_u16() {
-        400 => Code::Internal,
-        401 => Code::Unauthenticated,
-        403 => Code::PermissionDenied,
-        404 => Code::Unimplemented,
-        429 | 502..=504 => Code::Unavailable,
-        _ => Code::Unknown,
-    };
-    Status::new(grpc, format!("HTTP {code}"))
+    Status::new(
+        Code::from_http_status(code.as_u16()),
+        format!("HTTP {code}"),
+    )
 }
 
 #[cfg(test)]
@@ -212,18 +207,8 @@ mod tests {
     fn the_intercepted_call_future_stays_small() {
         use super::*;
         let shared = Arc::new(crate::route::Shared {
-            router: Default::default(),
-            limits: crate::route::Limits {
-                max_recv: 1,
-                max_send: 1,
-                send_compression: false,
-            },
-            descriptors: Default::default(),
-            rest: Vec::new(),
-            chain: None,
             intercepted: true,
-            pages: Vec::new(),
-            cors: None,
+            ..crate::route::Shared::empty()
         });
         let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
         let req = http::Request::new(RequestBody::ended());

@@ -149,14 +149,16 @@ impl EndGuard {
 
 impl Drop for EndGuard {
     fn drop(&mut self) {
-        let cut = Status::cancelled("the call ended before its status was sent");
+        if let Outcome::Open = self.outcome {
+            self.outcome = Outcome::Failed(Status::cancelled(
+                "the call ended before its status was sent",
+            ));
+        }
         let status = match &self.outcome {
-            Outcome::Open => Some(&cut),
-            Outcome::Ok => None,
             Outcome::Failed(s) => Some(s),
+            _ => None,
         };
         let (recv_messages, recv_bytes) = self.tally.read();
-        let chain = self.chain.clone();
         let mut end = CallEnd {
             info: &self.info,
             status,
@@ -166,7 +168,7 @@ impl Drop for EndGuard {
             kept: &self.kept,
             slot: 0,
         };
-        chain.end(self.ran, &mut end);
+        self.chain.end(self.ran, &mut end);
     }
 }
 

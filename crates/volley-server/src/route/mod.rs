@@ -37,6 +37,27 @@ pub(crate) struct Shared {
     pub(crate) cors: Option<crate::cors::Cors>,
 }
 
+#[cfg(test)]
+impl Shared {
+    /// A server with nothing registered and 1-byte limits, for tests of the call path's shape.
+    pub(crate) fn empty() -> Shared {
+        Shared {
+            router: Router::default(),
+            limits: Limits {
+                max_recv: 1,
+                max_send: 1,
+                send_compression: false,
+            },
+            descriptors: HashMap::new(),
+            rest: Vec::new(),
+            chain: None,
+            intercepted: false,
+            pages: Vec::new(),
+            cors: None,
+        }
+    }
+}
+
 /// A plain `GET` answer served on the calls' port.
 pub(crate) struct Page {
     pub(crate) path: String,
