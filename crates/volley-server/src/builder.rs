@@ -273,6 +273,9 @@ impl ServerBuilder {
         router.finish(&descriptors, &self.interceptors);
         let chain = Chain::of(&self.interceptors, &[]);
         let intercepted = chain.is_some() || router.any_chain();
+        if intercepted {
+            crate::intercept::calibrate_clock();
+        }
         let shared = Arc::new(Shared {
             router,
             limits: self.limits,

@@ -26,7 +26,7 @@ pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> +
 /// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
 /// streams are polled with the call's deadline and end with the status in the trailers. A call
 /// with interceptors carries their [`EndGuard`] here, which sees every frame go out.
-pub(crate) struct ResponseBody(Kind, Option<Box<EndGuard>>);
+pub(crate) struct ResponseBody(Kind, Option<EndGuard>);
 
 enum Kind {
     /// Trailers-only responses: the status travelled in the headers.
@@ -124,7 +124,7 @@ impl ResponseBody {
 
     /// Lets an interceptors' guard watch this body: it counts the frames sent and reads the
     /// status from the trailers (or from `trailers_only` headers), and fires when dropped.
-    pub(crate) fn watch(&mut self, end: Box<EndGuard>) {
+    pub(crate) fn watch(&mut self, end: EndGuard) {
         self.1 = Some(end);
     }
 

@@ -4,7 +4,6 @@ use std::{
     future::Future,
     marker::PhantomData,
     pin::Pin,
-    sync::Arc,
     task::{Context, Poll, ready},
 };
 
@@ -76,7 +75,7 @@ pub(crate) struct RawStreaming {
     /// The JSON codec: each message is JSON of this type, re-encoded to protobuf.
     json: Option<prost_reflect::MessageDescriptor>,
     /// The interceptors' count of messages and bytes received (calls with interceptors).
-    tally: Option<Arc<Tally>>,
+    tally: Option<Tally>,
 }
 
 impl RawStreaming {
@@ -97,7 +96,7 @@ impl RawStreaming {
     }
 
     /// Counts what is read into `tally`.
-    pub(crate) fn with_tally(mut self, tally: Option<Arc<Tally>>) -> Self {
+    pub(crate) fn with_tally(mut self, tally: Option<Tally>) -> Self {
         self.tally = tally;
         self
     }

@@ -203,7 +203,7 @@ async fn unary_call(
     let limit = shared.limits.max_recv;
     // The handler takes the headers and extensions; `path` keeps borrowing the URI.
     let (headers, mut extensions) = (parts.headers, parts.extensions);
-    let tally = extensions.remove::<Arc<Tally>>();
+    let tally = extensions.remove::<Tally>();
     let info = CallInfo::new(route.method.clone(), peer, CallProtocol::Connect, deadline);
     let call = async {
         let mut raw = body.await?;

@@ -52,7 +52,7 @@ pub(crate) fn answer(
     req: http::Request<RequestBody>,
     env: Envelope,
     json: bool,
-    tally: Option<Arc<Tally>>,
+    tally: Option<Tally>,
 ) -> impl Future<Output = HttpResponse> + Send + 'static {
     // Only the JSON codec needs the schema; protobuf pays nothing here.
     let mut prepared = if json {
@@ -141,7 +141,7 @@ fn prepare(
     req: http::Request<RequestBody>,
     env: Envelope,
     json: Option<(MessageDescriptor, MessageDescriptor)>,
-    tally: Option<Arc<Tally>>,
+    tally: Option<Tally>,
 ) -> Result<Prepared, HttpResponse> {
     let (parts, body) = req.into_parts();
     if parts.method != Method::POST {

@@ -2,9 +2,15 @@
 //! body is read, then the protocol's adapter serves it as on any server, and the response leaves
 //! with the interceptors' headers, trailers and end guard (which counts what is sent and runs
 //! their `on_end` when the body is done).
+//!
+//! Like [`super::serve`], not `async`: a chain whose interceptors all decide at once
+//! ([`Interceptor::on_call_now`](crate::intercept::Interceptor::on_call_now)) is run before any
+//! future exists, and the call is the adapter's own boxed future with its finish mapped on.
+//! Only a chain with an interceptor that waits gets a future of its own around the adapter's.
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use http::{HeaderMap, HeaderName, StatusCode};
 use tokio::time::Instant;
 use volley_wire::{
@@ -18,18 +24,20 @@ use crate::{
     body::{HttpResponse, RequestBody, trailers_only},
     deadline::connect_timeout,
     handler::BoxFuture,
-    intercept::{Call, CallInfo, CallProtocol, EndGuard, MethodInfo, Peer, Tally},
+    intercept::{
+        Admission, Call, CallInfo, CallProtocol, EndGuard, MethodInfo, Peer, Record, share,
+    },
     route::{Envelope, Shared},
 };
 
 /// Serves one call through its interceptors (a method without any is served directly).
-pub(crate) async fn serve(
+pub(crate) fn serve(
     shared: Arc<Shared>,
-    peer: Arc<Peer>,
+    peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
     way: Way,
-) -> HttpResponse {
-    let started = Instant::now();
+) -> BoxFuture<HttpResponse> {
+    let started = crate::intercept::now();
     let path = match &way {
         Way::Rest { route, .. } => shared.rest[*route].grpc_path.as_str(),
         _ => req.uri().path(),
@@ -40,70 +48,130 @@ pub(crate) async fn serve(
         None => shared.chain.clone(),
     };
     let Some(chain) = chain else {
-        return super::adapter(shared, &peer, req, way).await;
+        return super::adapter(shared, peer, req, way);
     };
     let method = match route {
         Some(r) => r.method.clone(),
         None => Arc::new(MethodInfo::unknown(path, chain.len())),
     };
     let (protocol, deadline) = facts(&way, req.headers());
+    let (mut parts, body) = req.into_parts();
+    // The call's one allocation: what the interceptors see, then what its end counts and
+    // reports.
+    let mut record = Arc::new(Record::new(
+        chain,
+        Call::new(
+            CallInfo::new(method, peer, protocol, deadline),
+            std::mem::take(&mut parts.headers),
+            std::mem::take(&mut parts.extensions),
+        ),
+        started,
+    ));
+    let mut request = Held { parts, body, way };
+    let (chain, call) = Record::unshared(&mut record);
+    match chain.admit_now(call) {
+        Admission::Decided(verdict) => {
+            let added = request.take_back(call);
+            respond(shared, record, request, added, verdict)
+        }
+        Admission::Waiting(from) => {
+            Box::pin(admit_then_respond(shared, record, Box::new(request), from))
+        }
+    }
+}
+
+/// A call whose interceptor `from` has to wait: the rest of the chain, then the call.
+async fn admit_then_respond(
+    shared: Arc<Shared>,
+    mut record: Arc<Record>,
+    mut request: Box<Held>,
+    from: usize,
+) -> HttpResponse {
+    let (chain, call) = Record::unshared(&mut record);
+    let verdict = chain.admit_from(call, from).await;
+    let added = request.take_back(call);
+    respond(shared, record, *request, added, verdict).await
+}
+
+/// The request while its interceptors run (boxed if they wait: the future that waits is then
+/// small).
+struct Held {
+    parts: http::request::Parts,
+    body: RequestBody,
+    way: Way,
+}
+
+/// The response headers and trailers interceptors added, boxed (`None` in the common call whose
+/// interceptors add none).
+type Added = Option<Box<(HeaderMap, HeaderMap)>>;
+
+impl Held {
+    /// Takes the request's metadata and extensions back from the interceptors' call, and what
+    /// they added to the response.
+    fn take_back(&mut self, call: &mut Call) -> Added {
+        (self.parts.headers, self.parts.extensions) = call.take_request();
+        let added = call.take_response();
+        (!added.0.is_empty() || !added.1.is_empty()).then(|| Box::new(added))
+    }
+}
+
+/// Serves an admitted call with its adapter (or answers a refused one), and finishes the
+/// response with the interceptors' headers, trailers and end guard.
+fn respond(
+    shared: Arc<Shared>,
+    record: Arc<Record>,
+    request: Held,
+    added: Added,
+    verdict: Result<(), Status>,
+) -> BoxFuture<HttpResponse> {
+    let Held {
+        mut parts,
+        body,
+        way,
+    } = request;
     let finish = match &way {
         Way::Framed { env, json } => Finish::Framed(*env, *json),
         Way::ConnectPost { .. } | Way::ConnectGet => Finish::Connect,
         Way::Rest { .. } => Finish::Rest,
     };
-    let (mut parts, body) = req.into_parts();
-    // What lives while the interceptors run, boxed: inline it would be copied with this future.
-    let mut flight = Box::new(Flight {
-        call: Call::new(
-            CallInfo::new(method, &peer, protocol, deadline),
-            std::mem::take(&mut parts.headers),
-            std::mem::take(&mut parts.extensions),
-        ),
-        request: Some((parts, body)),
-    });
-    let verdict = chain.admit(&mut flight.call).await;
-    let (info, kept, ran) = flight.call.take_for_end();
-    let tally = Arc::new(Tally::default());
-    let mut guard = Box::new(EndGuard::new(
-        chain,
-        info,
-        started,
-        tally.clone(),
-        kept,
-        ran,
-    ));
-    let (mut parts, body) = flight.request.take().expect("the request is taken once");
-    let mut resp = match verdict {
+    let (tally, guard) = share(record);
+    match verdict {
         Err(status) => {
             // The body is dropped unread: a refused upload costs what arrived before the verdict.
-            drop(body);
+            drop((body, tally));
+            guard.set_status(Some(status.clone()));
             let resp = refusal(finish, &status);
-            guard.set_status(Some(status));
-            resp
+            Box::pin(std::future::ready(complete(resp, finish, guard, added)))
         }
-        Ok(()) => {
-            (parts.headers, parts.extensions) = flight.call.take_request();
-            match way {
-                Way::Framed { env, json } => {
-                    let req = http::Request::from_parts(parts, body);
-                    // Boxed: inline, its ~640 bytes would be copied with this whole future.
-                    let answer: BoxFuture<HttpResponse> =
-                        Box::pin(grpc::answer(&shared, &peer, req, env, json, Some(tally)));
-                    answer.await
-                }
-                _ => {
-                    // Connect unary and REST read the whole body at once: they count it into
-                    // the tally they find here.
-                    parts.extensions.insert(tally);
-                    let req = http::Request::from_parts(parts, body);
-                    super::adapter(shared, &peer, req, way).await
-                }
+        Ok(()) => match way {
+            Way::Framed { env, json } => {
+                let req = http::Request::from_parts(parts, body);
+                let answer = grpc::answer(&shared, guard.peer(), req, env, json, Some(tally));
+                // One box: the adapter's future with the finish mapped on.
+                Box::pin(answer.map(move |resp| complete(resp, finish, guard, added)))
             }
-        }
+            _ => {
+                // Connect unary and REST read the whole body at once: they count it into the
+                // tally they find here.
+                parts.extensions.insert(tally);
+                let req = http::Request::from_parts(parts, body);
+                let served = super::adapter(shared, guard.peer(), req, way);
+                Box::pin(served.map(move |resp| complete(resp, finish, guard, added)))
+            }
+        },
+    }
+}
+
+/// Gives a served call's response the interceptors' headers and trailers, reads its status, and
+/// hands the guard to its body.
+fn complete(mut resp: HttpResponse, finish: Finish, guard: EndGuard, added: Added) -> HttpResponse {
+    let (response_headers, response_trailers) = match added {
+        Some(added) => *added,
+        None => Default::default(),
     };
-    let (response_headers, response_trailers) = flight.call.take_response();
-    resp.headers_mut().extend(response_headers);
+    if !response_headers.is_empty() {
+        resp.headers_mut().extend(response_headers);
+    }
     match finish {
         Finish::Framed(env, json) => {
             if resp.status() != StatusCode::OK {
@@ -111,7 +179,7 @@ pub(crate) async fn serve(
             } else if resp.headers().contains_key(GRPC_STATUS) {
                 guard.status_from(resp.headers());
                 resp.headers_mut().extend(response_trailers);
-            } else {
+            } else if !response_trailers.is_empty() {
                 resp.body_mut().extend_trailers(response_trailers);
             }
             resp.body_mut().watch(guard);
@@ -128,12 +196,6 @@ pub(crate) async fn serve(
             resp
         }
     }
-}
-
-/// A call while its interceptors run: their view of it, and the rest of its request.
-struct Flight {
-    call: Call,
-    request: Option<(http::request::Parts, RequestBody)>,
 }
 
 /// The protocol and deadline interceptors are told of.
@@ -201,19 +263,37 @@ fn http_status(code: StatusCode) -> Status {
 
 #[cfg(test)]
 mod tests {
-    /// The intercepted call's future is boxed once and its initial state copied in: at 4.2 KiB
-    /// (every adapter inline) interceptors cost twice what they do at ~1.2 KiB.
+    /// A call whose interceptor waits is one small future around the adapter's: the request
+    /// and the record are boxed, not carried inline (a future is copied when it is boxed).
     #[test]
-    fn the_intercepted_call_future_stays_small() {
+    fn the_waiting_call_future_stays_small() {
         use super::*;
-        let shared = Arc::new(crate::route::Shared {
-            intercepted: true,
-            ..crate::route::Shared::empty()
-        });
+        use crate::intercept::{Chain, Interceptor, Registered};
+        struct Waits;
+        impl Interceptor for Waits {
+            async fn on_call(&self, _: &mut Call) -> Result<(), Status> {
+                Ok(())
+            }
+        }
+        let shared = Arc::new(crate::route::Shared::empty());
+        let chain = Chain::of(&[Registered::new(Waits)], &[]).expect("one interceptor");
         let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
-        let req = http::Request::new(RequestBody::ended());
-        let f = serve(shared, peer, req, Way::ConnectGet);
+        let info = CallInfo::new(
+            Arc::new(MethodInfo::unknown("/a.B/C", 1)),
+            &peer,
+            CallProtocol::Grpc,
+            None,
+        );
+        let call = Call::new(info, HeaderMap::new(), http::Extensions::new());
+        let record = Arc::new(Record::new(chain, call, crate::intercept::now()));
+        let (parts, body) = http::Request::new(RequestBody::ended()).into_parts();
+        let request = Box::new(Held {
+            parts,
+            body,
+            way: Way::ConnectGet,
+        });
+        let f = admit_then_respond(shared, record, request, 0);
         let size = std::mem::size_of_val(&f);
-        assert!(size <= 1280, "intercepted::serve's future is {size} bytes");
+        assert!(size <= 160, "the waiting call's future is {size} bytes");
     }
 }

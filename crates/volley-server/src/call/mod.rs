@@ -87,7 +87,7 @@ fn route(
         Err(answer) => return answer,
     };
     if shared.intercepted {
-        return Box::pin(intercepted::serve(shared, peer.clone(), req, way));
+        return intercepted::serve(shared, peer, req, way);
     }
     adapter(shared, peer, req, way)
 }

@@ -102,7 +102,7 @@ pub(crate) async fn serve(
     vars: Vec<(String, String)>,
 ) -> HttpResponse {
     let route = &shared.rest[route];
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let Some(target) = shared.router.get(&route.grpc_path) else {
         return error_response(&shared.router.not_found(&route.grpc_path));
     };
@@ -112,10 +112,10 @@ pub(crate) async fn serve(
         Err(s) => return error_response(&s),
     };
     let limit = shared.limits.max_recv;
-    let tally = parts.extensions.get::<Arc<Tally>>();
+    let tally = parts.extensions.remove::<Tally>();
     let input = async {
         let raw = read_limited(body, limit).await.map_err(|(s, _)| s)?;
-        if let Some(t) = tally {
+        if let Some(t) = &tally {
             t.whole_message(raw.len());
         }
         let mut obj = Map::new();

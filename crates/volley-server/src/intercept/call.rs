@@ -222,12 +222,27 @@ impl CallInfo {
         protocol: CallProtocol,
         deadline: Option<Instant>,
     ) -> CallInfo {
+        CallInfo::with_peer(method, peer.clone(), protocol, deadline)
+    }
+
+    /// [`CallInfo::new`] with a peer handed over rather than cloned.
+    pub(crate) fn with_peer(
+        method: Arc<MethodInfo>,
+        peer: Arc<Peer>,
+        protocol: CallProtocol,
+        deadline: Option<Instant>,
+    ) -> CallInfo {
         CallInfo {
             method: Some(method),
-            peer: Some(peer.clone()),
+            peer: Some(peer),
             protocol,
             deadline,
         }
+    }
+
+    /// The peer, shared with the connection.
+    pub(crate) fn peer_shared(&self) -> Option<&Arc<Peer>> {
+        self.peer.as_ref()
     }
 
     /// The method, shared with the method table (for labels kept past the call).
@@ -318,13 +333,9 @@ impl Call {
         )
     }
 
-    /// Takes what the end guard needs: the facts, the kept state, how many interceptors ran.
-    pub(crate) fn take_for_end(&mut self) -> (CallInfo, Kept, usize) {
-        (
-            std::mem::take(&mut self.info),
-            std::mem::take(&mut self.kept),
-            self.ran,
-        )
+    /// What the interceptors kept for their `on_end`.
+    pub(super) fn kept(&self) -> &Kept {
+        &self.kept
     }
 
     /// The call's facts: method, peer, protocol, deadline.

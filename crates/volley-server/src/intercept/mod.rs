@@ -35,7 +35,7 @@ use volley_wire::Status;
 
 pub use call::{Call, CallInfo, CallProtocol, MethodInfo, MethodKind, Peer};
 pub use end::CallEnd;
-pub(crate) use end::{EndGuard, Tally};
+pub(crate) use end::{EndGuard, Record, Tally, calibrate_clock, now, share};
 
 /// Code that runs around every call: see the module documentation.
 pub trait Interceptor: Send + Sync + 'static {
@@ -103,13 +103,27 @@ impl<T: Interceptor> Erased for T {
 
     fn on_call<'a>(&'a self, call: &'a mut Call) -> BoxFuture<'a, Result<(), Status>> {
         // Made on the first poll, so that an interceptor that panics while making its future
-        // (a synchronous one) panics inside the poll that `Chain::admit` catches.
+        // (a synchronous one) panics inside the poll that `Chain::admit_from` catches.
         Box::pin(async move { Interceptor::on_call(self, call).await })
     }
 
     fn on_end(&self, end: &CallEnd<'_>) {
         Interceptor::on_end(self, end)
     }
+}
+
+/// Where a chain's admission of a call stands after the interceptors that decide at once.
+pub(crate) enum Admission {
+    /// Every interceptor let it through (`Ok`), or one refused it.
+    Decided(Result<(), Status>),
+    /// Interceptor `n` has to wait: [`Chain::admit_from`] goes on from it.
+    Waiting(usize),
+}
+
+/// The status of a call whose interceptor panicked in `on_call`.
+fn panicked() -> Status {
+    tracing::error!("an interceptor panicked in on_call; the call fails as INTERNAL");
+    Status::internal("interceptor panicked")
 }
 
 /// One registered interceptor.
@@ -137,26 +151,40 @@ impl Chain {
         self.0.len()
     }
 
-    /// Runs every `on_call` in order until one refuses. A panic fails only this call, as
-    /// INTERNAL.
-    pub(crate) async fn admit(&self, call: &mut Call) -> Result<(), Status> {
-        for (i, ic) in self.0.iter().enumerate() {
+    /// Runs the chain's `on_call`s that decide at once ([`Interceptor::on_call_now`]), in
+    /// order, until one refuses or one has to wait: most chains are decided here, without a
+    /// future. A panic fails only this call, as INTERNAL.
+    pub(crate) fn admit_now(&self, call: &mut Call) -> Admission {
+        self.admit_now_from(call, 0)
+    }
+
+    fn admit_now_from(&self, call: &mut Call, from: usize) -> Admission {
+        for (i, ic) in self.0.iter().enumerate().skip(from) {
             call.enter(i);
-            let panicked = || {
-                tracing::error!("an interceptor panicked in on_call; the call fails as INTERNAL");
-                Status::internal("interceptor panicked")
-            };
-            let now = std::panic::catch_unwind(AssertUnwindSafe(|| ic.0.on_call_now(call)));
-            match now {
-                Ok(Some(r)) => r?,
-                Ok(None) => AssertUnwindSafe(ic.0.on_call(call))
-                    .catch_unwind()
-                    .await
-                    .map_err(|_| panicked())??,
-                Err(_) => return Err(panicked()),
+            match std::panic::catch_unwind(AssertUnwindSafe(|| ic.0.on_call_now(call))) {
+                Ok(Some(Ok(()))) => {}
+                Ok(Some(Err(status))) => return Admission::Decided(Err(status)),
+                Ok(None) => return Admission::Waiting(i),
+                Err(_) => return Admission::Decided(Err(panicked())),
             }
         }
-        Ok(())
+        Admission::Decided(Ok(()))
+    }
+
+    /// Goes on from interceptor `from`, whose `on_call_now` did not decide: runs its `on_call`,
+    /// then the rest of the chain.
+    pub(crate) async fn admit_from(&self, call: &mut Call, mut from: usize) -> Result<(), Status> {
+        loop {
+            call.enter(from);
+            AssertUnwindSafe(self.0[from].0.on_call(call))
+                .catch_unwind()
+                .await
+                .map_err(|_| panicked())??;
+            match self.admit_now_from(call, from + 1) {
+                Admission::Decided(verdict) => return verdict,
+                Admission::Waiting(next) => from = next,
+            }
+        }
     }
 
     /// Runs `on_end` of the first `ran` interceptors, last first; a panic is logged and the

@@ -29,12 +29,16 @@ use bytes::Bytes;
 use http::HeaderValue;
 use prometheus_client::{
     encoding::{EncodeLabelSet, LabelSetEncoder, text::encode},
-    metrics::{counter::Counter, family::Family, histogram::Histogram},
+    metrics::{counter::Counter, family::Family},
     registry::{Registry, Unit},
 };
 use volley_wire::{Code, Status};
 
 use crate::intercept::{Call, CallEnd, CallInfo, Interceptor, MethodInfo};
+
+mod histogram;
+
+use histogram::AtomicHistogram;
 
 pub use volley_wire::a66::{LATENCY_BUCKETS, SIZE_BUCKETS};
 
@@ -102,7 +106,7 @@ impl EncodeLabelSet for MethodStatus {
     }
 }
 
-type Histograms = Family<MethodStatus, Histogram, fn() -> Histogram>;
+type Histograms = Family<MethodStatus, AtomicHistogram, fn() -> AtomicHistogram>;
 
 /// The server's A66 metrics: an [`Interceptor`] that records every call, and the exposition.
 /// Cheap to clone (the instruments are shared).
@@ -126,9 +130,10 @@ impl Metrics {
     pub fn new() -> Metrics {
         let mut m = Metrics {
             started: Family::default(),
-            duration: Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS)),
-            sent: Family::new_with_constructor(|| Histogram::new(SIZE_BUCKETS)),
-            received: Family::new_with_constructor(|| Histogram::new(SIZE_BUCKETS)),
+            // Durations are recorded in nanoseconds, sizes in bytes.
+            duration: Family::new_with_constructor(|| AtomicHistogram::new(&LATENCY_BUCKETS, 1e9)),
+            sent: Family::new_with_constructor(|| AtomicHistogram::new(&SIZE_BUCKETS, 1.0)),
+            received: Family::new_with_constructor(|| AtomicHistogram::new(&SIZE_BUCKETS, 1.0)),
             registry: Arc::new(Registry::default()),
         };
         let mut registry = Registry::default();
@@ -194,9 +199,9 @@ struct PerMethod {
 
 /// A method's three histograms for one status.
 struct Histograms3 {
-    duration: Histogram,
-    sent: Histogram,
-    received: Histogram,
+    duration: AtomicHistogram,
+    sent: AtomicHistogram,
+    received: AtomicHistogram,
 }
 
 impl Metrics {
@@ -250,8 +255,9 @@ impl Interceptor for Metrics {
                 &once
             }
         };
-        h.duration.observe(end.elapsed().as_secs_f64());
-        h.sent.observe(end.sent().1 as f64);
-        h.received.observe(end.received().1 as f64);
+        h.duration
+            .observe(u64::try_from(end.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        h.sent.observe(end.sent().1);
+        h.received.observe(end.received().1);
     }
 }
