@@ -7,6 +7,7 @@
 mod cli;
 pub mod fuzz;
 pub mod otlp;
+pub mod pages;
 mod process;
 mod raw;
 pub mod report_shape;
