@@ -1,7 +1,7 @@
 //! CORS on `volley serve --cors-origin`, checked with curl acting as a browser would: the
 //! preflight a gRPC-Web or Connect page sends, and the headers on the replies it reads.
 
-use std::process::Command;
+use std::{os::unix::ffi::OsStrExt, process::Command};
 
 use volley_testkit::{Volley, ok_stdout, tool, volley};
 
@@ -65,6 +65,28 @@ fn allowed_origins_get_preflights_and_headers_others_get_none() {
     assert!(!head.contains("access-control-"), "{head}");
     let (head, _) = preflight(&addr, "http://app.test:5173", "/no.Such/Thing");
     assert!(head.starts_with("http/1.1 204"), "{head}");
+
+    // Malformed origins (not a URL; bytes that are not text): refused like any other, no panic.
+    let (head, _) = preflight(&addr, "%%not an origin%%", "/api.Users/Get");
+    assert!(head.starts_with("http/1.1 403"), "{head}");
+    assert!(!head.contains("access-control-"), "{head}");
+    let out = Command::new(tool("curl"))
+        .args([
+            "-si",
+            "-X",
+            "OPTIONS",
+            "-H",
+            "access-control-request-method: POST",
+            "-H",
+        ])
+        .arg(std::ffi::OsStr::from_bytes(
+            b"origin: http://app.test:5173\xff\x01",
+        ))
+        .arg(format!("http://{addr}/api.Users/Get"))
+        .output()
+        .expect("run curl");
+    let head = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase();
+    assert!(!head.contains("access-control-allow-origin"), "{head}");
 
     // The call itself, Connect JSON from the allowed origin: the reply is readable.
     let (head, body) = curl(&[
