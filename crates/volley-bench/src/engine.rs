@@ -45,6 +45,10 @@ pub struct Outcome {
     pub rate_not_kept: bool,
     /// Worker threads were busy for more than 90% of the run: the generator may have been the limit.
     pub generator_saturated: bool,
+    /// At the end, sends were still late by more than 10% of the run: the generator never
+    /// caught up with the rate asked (unlike a stall it recovered from, which `rate_not_kept`
+    /// also flags and corrected latency charges to the server).
+    pub rate_unreachable: bool,
     /// Time to dial every connection, before the run started.
     pub connect: Duration,
     /// CPU time (user + system) of the worker threads during the run.
@@ -83,6 +87,8 @@ struct Shared {
     failure: Mutex<Option<BenchError>>,
     busy_ns: AtomicU64,
     lag_ns: AtomicU64,
+    /// The largest lateness of any worker's last paced send: what the generator never caught up.
+    final_lag_ns: AtomicU64,
 }
 
 impl Shared {
@@ -125,6 +131,7 @@ pub fn run(
         failure: Mutex::new(None),
         busy_ns: AtomicU64::new(0),
         lag_ns: AtomicU64::new(0),
+        final_lag_ns: AtomicU64::new(0),
     });
     let dialling = Instant::now();
     let connected = Arc::new(Barrier::new(threads + 1));
@@ -191,12 +198,14 @@ pub fn run(
     let total = end - start;
     let busy = Duration::from_nanos(shared.busy_ns.load(Ordering::Relaxed));
     let lag = Duration::from_nanos(shared.lag_ns.load(Ordering::Relaxed));
+    let final_lag = Duration::from_nanos(shared.final_lag_ns.load(Ordering::Relaxed));
     Ok(Outcome {
         recorder: merged.unwrap_or_else(|| Recorder::new(opts.count_errors, opts.skip_first, 0)),
         total,
         end_reason,
         started_unix_nano,
         rate_not_kept: opts.rate.is_some() && lag > total / 10,
+        rate_unreachable: opts.rate.is_some() && final_lag > total / 10,
         generator_saturated: busy.as_secs_f64() > 0.9 * total.as_secs_f64() * threads as f64,
         connect,
         cpu: busy,
@@ -382,6 +391,8 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
     let ramped = opts.concurrency.shape != Shape::Const;
     // --async: calls are spawned and not awaited; this counts them so the worker can wait at the end.
     let in_flight = Rc::new((std::cell::Cell::new(0usize), tokio::sync::Notify::new()));
+    // How late this worker's latest paced send was (a local: no shared write per call).
+    let mut last_lag = Duration::ZERO;
     loop {
         if shared.stopped() {
             break;
@@ -400,6 +411,7 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
                 Some(t) => {
                     let at = ctx.start + t;
                     let now = Instant::now();
+                    last_lag = now.saturating_duration_since(at);
                     if at > now {
                         tokio::select! {
                             () = sleep_until(at.into()) => {}
@@ -438,6 +450,9 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
             break;
         }
     }
+    shared
+        .final_lag_ns
+        .fetch_max(last_lag.as_nanos() as u64, Ordering::Relaxed);
     while in_flight.0.get() > 0 {
         in_flight.1.notified().await;
     }

@@ -11,9 +11,11 @@
 //!   and is recorded in its thread's `recorder`.
 //! - `report`: the merged recorder as ghz's figures and volley's additions ([`Report`]), with the
 //!   `options` block rebuilt from the plan; `report::format` prints it in ghz's layouts.
+//! - `gate`: thresholds judged against the report, for CI (exit codes, verdicts, JUnit).
 
 pub mod call;
 pub mod engine;
+pub mod gate;
 pub mod plan;
 pub mod recorder;
 pub mod report;

@@ -71,6 +71,7 @@ fn report(plan: &Plan) -> Report {
         started_unix_nano: start,
         rate_not_kept: false,
         generator_saturated: false,
+        rate_unreachable: false,
         connect: Duration::ZERO,
         cpu: Duration::ZERO,
     };

@@ -11,22 +11,26 @@ pub mod orders;
 pub mod progress;
 pub mod serve;
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 
 use cli::{Cli, Command, ServeWhat};
 
 /// Runs a parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let done = match cli.command {
         Command::Serve(mut args) => match args.what.take() {
             Some(ServeWhat::Gateway(g)) => gateway::run(g),
             None => serve::run(*args),
         },
-        Command::Bench(args) => bench::run(*args),
+        // Its thresholds choose the exit code (`volley_bench::gate`).
+        Command::Bench(args) => return bench::run(*args),
         Command::Orders(args) => orders::run(args),
         Command::Lab(args) => lab::run(args),
         Command::Completions { shell } => completions(shell),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// Prints the completion script for `shell`. Written from a buffer: a reader that closes early

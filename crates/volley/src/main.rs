@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match volley::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("volley: error: {e:#}");
             ExitCode::FAILURE

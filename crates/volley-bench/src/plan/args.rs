@@ -218,6 +218,14 @@ pub struct BenchArgs {
     /// and latency beside the client's.
     #[arg(long, value_name = "URL")]
     pub server_metrics: Option<String>,
+    /// A CI gate, judged after the run: `p99<50ms`, `errors<0.1%`, `rps>=9500`,
+    /// `status.Unavailable==0`, `service.p99.9<=20ms` (repeatable; also `thresholds:` in the
+    /// config file). The exit code is 99 when one fails, 98 when the run cannot be judged.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Option<Vec<String>>,
+    /// Write the thresholds' verdicts to FILE as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Threads running the load [default: all cores].
     #[arg(long)]
     pub cpus: Option<u64>,

@@ -341,6 +341,7 @@ flags! {
     name: Text = "name", "--name";
     tags: Json = "tags", "--tags";
     cpus: Count = "cpus", "--cpus";
+    thresholds: List = "thresholds", "--threshold";
     debug: Path = "debug", "--debug";
     disable_template_functions: Switch = "disable-template-functions", "--disable-template-functions";
     disable_template_data: Switch = "disable-template-data", "--disable-template-data";

@@ -94,6 +94,10 @@ pub struct Plan {
     pub output: Option<PathBuf>,
     /// `--tags` parsed.
     pub tags: Option<Value>,
+    /// `--threshold`s (and the config's `thresholds`), parsed.
+    pub thresholds: Vec<crate::gate::Threshold>,
+    /// `--junit`: where the verdicts go as JUnit XML.
+    pub junit: Option<PathBuf>,
     /// `--disable-template-data`.
     pub no_templates: bool,
     /// `--disable-template-functions`.

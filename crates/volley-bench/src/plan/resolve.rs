@@ -335,6 +335,9 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         max_send: f.max_send_message_size.unwrap_or(i32::MAX as usize),
         debug: f.debug,
         http_mode,
+        thresholds: crate::gate::parse_all(&f.thresholds.unwrap_or_default())
+            .map_err(|e| PlanError::new(e.to_string()))?,
+        junit: a.junit.clone(),
         headers: a.header.clone(),
         method: a.method.clone(),
         http2: a.http2,

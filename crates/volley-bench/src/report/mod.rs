@@ -90,6 +90,10 @@ pub struct Extras {
     pub rate_not_kept: bool,
     /// True when the generator's threads were busy most of the run.
     pub generator_saturated: bool,
+    /// True when, at the end, sends were still late: the generator never caught up with the
+    /// rate asked (`rate_not_kept` alone may be a stall it recovered from).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rate_unreachable: bool,
     /// Streaming figures, when the method streams.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingFigures>,
@@ -100,6 +104,9 @@ pub struct Extras {
     /// The server's own figures (`--server-metrics`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<server::ServerFigures>,
+    /// The thresholds' verdicts (`--threshold`), when there are thresholds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<crate::gate::Verdicts>,
     /// The same per thread (wrk's Req/Sec samples); not serialized.
     #[serde(skip)]
     pub thread_timelines: Vec<Vec<u64>>,
@@ -172,6 +179,20 @@ pub struct Report {
     /// Merged HDR histogram (for charts); not serialized.
     #[serde(skip)]
     pub latency_histogram: Option<Histogram<u64>>,
+    /// The other merged histograms (for thresholds); not serialized.
+    #[serde(skip)]
+    pub histograms: Histograms,
+}
+
+/// The run's merged histograms beside latency, in nanoseconds; `None` when nothing was recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Histograms {
+    /// Service time (from the actual send).
+    pub service: Option<Histogram<u64>>,
+    /// Time to a stream's first reply message.
+    pub first_message: Option<Histogram<u64>>,
+    /// Per-message round trip of bidi streams.
+    pub message: Option<Histogram<u64>>,
 }
 
 fn quantiles(h: &Histogram<u64>, min: u64, max: u64, ps: &[f64]) -> Vec<Quantile> {
@@ -298,13 +319,20 @@ impl Report {
                 service_time_distribution: quantiles(&r.service, 0, u64::MAX, &all_ps),
                 rate_not_kept: out.rate_not_kept,
                 generator_saturated: out.generator_saturated,
+                rate_unreachable: out.rate_unreachable,
                 streaming,
                 bytes_received: r.bytes,
                 timeline: r.timeline(),
                 thread_timelines: r.timelines.clone(),
                 server_metrics: None,
+                verdicts: None,
             },
             latency_histogram: has.then(|| r.latency.clone()),
+            histograms: Histograms {
+                service: (!r.service.is_empty()).then(|| r.service.clone()),
+                first_message: (!r.first_message.is_empty()).then(|| r.first_message.clone()),
+                message: (!r.message_latency.is_empty()).then(|| r.message_latency.clone()),
+            },
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::{
     io::{IsTerminal, Write},
+    process::ExitCode,
     sync::{Arc, atomic::AtomicU64},
 };
 
@@ -11,13 +12,14 @@ use anyhow::{Context, Result};
 use serde_json::Map;
 use volley_bench::{
     Control, Plan, Report, ReportOptions, Target,
+    gate::{Verdicts, write_junit},
     plan::{BenchArgs, config, resolve},
     report::server,
     target::build,
 };
 
-/// Runs `volley bench`.
-pub fn run(args: BenchArgs) -> Result<()> {
+/// Runs `volley bench`; the exit code is its thresholds' verdict (0 without thresholds).
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let cfg = match &args.config {
         Some(p) => config::load(p)?,
         None => Map::new(),
@@ -88,13 +90,13 @@ fn scrape(url: &str) -> Result<String> {
         .map_err(anyhow::Error::msg)
 }
 
-/// Runs the engine and writes the report.
+/// Runs the engine, judges the thresholds and writes the report.
 fn execute(
     mut plan: Plan,
     target: Arc<Target>,
     host: &str,
     server: Option<ServerScrape>,
-) -> Result<()> {
+) -> Result<ExitCode> {
     let control = Arc::new(Control::default());
     let progress = std::io::stderr()
         .is_terminal()
@@ -124,6 +126,9 @@ fn execute(
     if let Some(s) = server {
         report.volley.server_metrics = Some(s.after()?);
     }
+    if !plan.thresholds.is_empty() {
+        report.volley.verdicts = Some(Verdicts::judge(&plan.thresholds, &report));
+    }
     if let Some(path) = &plan.debug {
         debug_log(path, &report)?;
     }
@@ -135,7 +140,23 @@ fn execute(
     };
     volley_bench::report::format::write(&mut out, plan.format, &report)?;
     out.flush()?;
-    Ok(())
+    let Some(verdicts) = &report.volley.verdicts else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let Some(path) = &plan.junit {
+        let mut f = std::fs::File::create(path)
+            .with_context(|| format!("cannot write --junit {}", path.display()))?;
+        let suite = format!("volley bench {}", plan.call);
+        write_junit(&mut f, &suite, verdicts)?;
+    }
+    // One line per failure on stderr, whatever the format: what a CI log shows.
+    for v in verdicts.thresholds.iter().filter(|v| !v.held) {
+        eprintln!("volley: threshold {} failed: {}", v.threshold, v.shown);
+    }
+    if let Some(why) = &verdicts.invalid {
+        eprintln!("volley: the run cannot be judged: {why}");
+    }
+    Ok(ExitCode::from(verdicts.exit_code()))
 }
 
 /// `--debug`: JSON lines describing the run (its options, then its outcome and errors).

@@ -4,7 +4,10 @@
 use std::io::{self, Write};
 
 use crate::report::gofmt::format_nano_unit;
-use crate::report::{Report, server::ServerFigures};
+use crate::{
+    gate::Verdicts,
+    report::{Report, server::ServerFigures},
+};
 
 /// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
 /// in a tab: every cell is padded to the column's widest cell plus 3.
@@ -90,7 +93,37 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     if let Some(server) = &r.volley.server_metrics {
         s += &server_section(server, r.average);
     }
+    if let Some(v) = &r.volley.verdicts {
+        s += &thresholds_section(v);
+    }
     w.write_all(s.as_bytes())
+}
+
+/// `--threshold`: each threshold, whether it held, and what was measured; only when thresholds
+/// are given (ghz's sections above are unchanged).
+fn thresholds_section(v: &Verdicts) -> String {
+    let mut s = String::from(
+        "Thresholds:
+",
+    );
+    let rows: Vec<Vec<String>> = v
+        .thresholds
+        .iter()
+        .map(|t| {
+            let mark = if t.held { "held" } else { "FAILED" };
+            vec![
+                format!("  {}", t.threshold),
+                mark.to_owned(),
+                t.shown.clone(),
+            ]
+        })
+        .collect();
+    s += &tabwrite(&rows);
+    if let Some(why) = &v.invalid {
+        s += &format!("  The run cannot be judged: {why}.\n");
+    }
+    s += "\n";
+    s
 }
 
 /// `--server-metrics`: the server's account of the same calls, after ghz's sections (which stay
