@@ -64,6 +64,9 @@ pub enum BenchError {
     /// Request data could not be made.
     #[error("{0}")]
     Data(String),
+    /// `--start-at` had passed when every connection was ready.
+    #[error("the start time had passed by {0:?} when every connection was ready")]
+    MissedStart(Duration),
 }
 
 /// Lets another thread stop a run (Ctrl-C).
@@ -138,8 +141,13 @@ pub fn run(
     let go = Arc::new(Barrier::new(threads + 1));
     let mut handles = Vec::new();
     for t in 0..threads {
-        let my_conns: Vec<usize> = (0..conns).filter(|c| c % threads == t).collect();
+        // HTTP/1.1 connections belong to workers: a shard dials only its workers' ones.
+        let my_conns: Vec<usize> = (0..conns)
+            .filter(|c| c % threads == t)
+            .filter(|c| !h1 || (0..workers).any(|w| opts.runs_worker(w) && w % conns == *c))
+            .collect();
         let my_workers: Vec<usize> = (0..workers)
+            .filter(|w| opts.runs_worker(*w))
             .filter(|w| if h1 { (w % conns) % threads } else { w % threads } == t)
             .collect();
         let (opts, target, shared) = (opts.clone(), target.clone(), shared.clone());
@@ -160,6 +168,21 @@ pub fn run(
         );
     }
     connected.wait();
+    if let Some(at) = opts.start_at {
+        match at.duration_since(std::time::SystemTime::now()) {
+            Ok(wait) => std::thread::sleep(wait),
+            Err(late) => {
+                // Every shard must start together: one that is late ends here, having sent
+                // nothing.
+                shared.stop();
+                go.wait();
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(BenchError::MissedStart(late.duration()));
+            }
+        }
+    }
     let start = Instant::now();
     let connect = start - dialling;
     let started_unix_nano = now_unix_nanos();
@@ -400,10 +423,9 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
         if ramped && opts.concurrency.value_at(ctx.start.elapsed()) <= w as f64 {
             break;
         }
-        let i = shared.next.fetch_add(1, Ordering::Relaxed);
-        if i >= opts.total {
+        let Some(i) = opts.call_number(shared.next.fetch_add(1, Ordering::Relaxed)) else {
             break;
-        }
+        };
         let intended = match &ctx.pacer {
             None => None,
             Some(p) => match p.time_of(i) {

@@ -16,9 +16,11 @@
 pub mod call;
 pub mod engine;
 pub mod gate;
+pub mod merge;
 pub mod plan;
 pub mod recorder;
 pub mod report;
+pub mod results;
 pub mod target;
 
 pub use engine::{BenchError, Control, Outcome, cpu_time, run};

@@ -9,6 +9,7 @@ pub mod lab;
 pub mod netns;
 pub mod orders;
 pub mod progress;
+pub mod report;
 pub mod serve;
 
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => return bench::run(*args),
         Command::Orders(args) => orders::run(args),
         Command::Lab(args) => lab::run(args),
+        Command::Report(cli::ReportCommand::Merge(args)) => return report::merge(args),
         Command::Completions { shell } => completions(shell),
     };
     done.map(|()| ExitCode::SUCCESS)

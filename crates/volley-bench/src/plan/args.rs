@@ -223,6 +223,15 @@ pub struct BenchArgs {
     /// config file). The exit code is 99 when one fails, 98 when the run cannot be judged.
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Option<Vec<String>>,
+    /// Run shard I of N of the plan: the calls numbered I mod N and the workers numbered I mod N,
+    /// at the whole plan's times (`auto/N`: I from JOB_COMPLETION_INDEX, as a Kubernetes Indexed
+    /// Job sets it). `volley report merge` sums the shards' -O json results exactly.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Dial every connection, then start at this wall-clock time (RFC 3339, or +30s from now);
+    /// a process ready too late exits 98 without sending.
+    #[arg(long = "start-at", value_name = "TIME")]
+    pub start_at: Option<String>,
     /// Write the thresholds' verdicts to FILE as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -8,6 +8,7 @@ mod flags;
 pub mod options;
 mod resolve;
 pub mod schedule;
+pub mod shard;
 pub mod units;
 
 use std::{path::PathBuf, time::Duration};

@@ -105,6 +105,23 @@ pub struct RunOptions {
     pub name: String,
     /// Counts finished calls for a progress display, when set.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// `--shard I/N`: this process makes the calls numbered I mod N, with workers I mod N.
+    pub shard: Option<crate::results::Shard>,
+    /// `--start-at`: every connection is dialled, then the run starts at this wall-clock time.
+    pub start_at: Option<std::time::SystemTime>,
+}
+
+impl RunOptions {
+    /// This process's number for the plan's `k`-th call it makes (`k`, unless sharded), or
+    /// `None` past the plan's end.
+    pub fn call_number(&self, k: u64) -> Option<u64> {
+        super::shard::call_number(self.total, self.shard, k)
+    }
+
+    /// Whether worker `w` of the plan runs in this process.
+    pub fn runs_worker(&self, w: usize) -> bool {
+        super::shard::runs_worker(self.shard, w)
+    }
 }
 
 /// ghz keeps at most this many per-call details; we keep the same cap for formats that list them.

@@ -286,6 +286,27 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         dynamic_messages: dynamic,
     };
     let total = if duration.is_some() { u64::MAX } else { n };
+    let shard = match &a.shard {
+        None => None,
+        Some(text) => {
+            let var = std::env::var(super::shard::INDEX_VAR).ok();
+            let s = super::shard::parse_shard(text, var.as_deref())?;
+            if max_c < s.count {
+                bail!(
+                    "--shard {text}: each shard runs the workers numbered I mod N, so -c ({max_c}) must be at least N ({})",
+                    s.count
+                );
+            }
+            Some(s)
+        }
+    };
+    let start_at = match &a.start_at {
+        None => None,
+        Some(text) => Some(super::shard::parse_start_at(
+            text,
+            std::time::SystemTime::now(),
+        )?),
+    };
     Ok(Plan {
         host,
         call,
@@ -322,6 +343,8 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             stream,
             name: f.name.unwrap_or_default(),
             progress: None,
+            shard,
+            start_at,
         },
         gzip: f.enable_compression.unwrap_or(false),
         connect_timeout: f.connect_timeout.unwrap_or(Duration::from_secs(10)),

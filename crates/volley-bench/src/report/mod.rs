@@ -104,6 +104,9 @@ pub struct Extras {
     /// The server's own figures (`--server-metrics`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<server::ServerFigures>,
+    /// What merging this run with others needs (`volley report merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<crate::results::Results>,
     /// The thresholds' verdicts (`--threshold`), when there are thresholds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<crate::gate::Verdicts>,
@@ -292,6 +295,8 @@ impl Report {
             message_latency: quantiles(&r.message_latency, 0, u64::MAX, &all_ps),
         });
         let now = crate::target::payload::now_unix_nanos();
+        let hash = crate::results::plan_hash(&serde_json::to_value(&options).unwrap_or_default());
+        let results = crate::results::Results::of(&out, hash, None);
         Report {
             date: rfc3339(now),
             date_unix_nano: now,
@@ -325,6 +330,7 @@ impl Report {
                 timeline: r.timeline(),
                 thread_timelines: r.timelines.clone(),
                 server_metrics: None,
+                results: Some(results),
                 verdicts: None,
             },
             latency_histogram: has.then(|| r.latency.clone()),

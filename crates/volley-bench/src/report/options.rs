@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::{
@@ -11,8 +11,9 @@ use crate::plan::{
     schedule::{Ramp, Shape},
 };
 
-/// The `options` block (ghz's keys and omission rules).
-#[derive(Clone, Debug, Default, Serialize)]
+/// The `options` block (ghz's keys and omission rules); read back by `volley report merge`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReportOptions {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[allow(missing_docs)]

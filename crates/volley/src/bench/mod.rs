@@ -104,7 +104,15 @@ fn execute(
     plan.run.progress = progress.clone();
     spawn_ctrl_c(control.clone());
     let bar = progress.map(|p| crate::progress::Bar::start(p, &plan.run));
-    let outcome = volley_bench::run(&plan.run, target, control)?;
+    let outcome = match volley_bench::run(&plan.run, target, control) {
+        Ok(o) => o,
+        Err(e @ volley_bench::BenchError::MissedStart(_)) => {
+            // A shard that cannot start with the others invalidates the whole run.
+            eprintln!("volley: --start-at: {e}; this shard sent nothing");
+            return Ok(ExitCode::from(volley_bench::gate::EXIT_INVALID));
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(b) = bar {
         b.finish();
     }
@@ -125,6 +133,9 @@ fn execute(
     );
     if let Some(s) = server {
         report.volley.server_metrics = Some(s.after()?);
+    }
+    if let Some(r) = &mut report.volley.results {
+        r.shard = plan.run.shard;
     }
     if !plan.thresholds.is_empty() {
         report.volley.verdicts = Some(Verdicts::judge(&plan.thresholds, &report));

@@ -43,12 +43,46 @@ pub enum Command {
     /// Rerun every seed experiment against volley's own server (or --target) and write
     /// report.md, report.html and results.json with the seeds' figures beside ours.
     Lab(LabArgs),
+    /// Results as data: merge the JSON results of a plan's shards (or of runs on many hosts)
+    /// exactly, and gate on the merged run.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Print a shell completion script: `source <(volley completions bash)`, or write it where
     /// your shell looks (zsh: a file `_volley` on $fpath; fish: ~/.config/fish/completions/volley.fish).
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// `volley report`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Sum `volley bench -O json` results of one plan (files, or `-` for stdin with the results
+    /// concatenated, as `kubectl logs` prints them) and print the merged report.
+    Merge(MergeArgs),
+}
+
+/// `volley report merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// JSON results: files, or `-` for standard input (several results may follow each other;
+    /// lines that are not JSON, such as log lines, are skipped).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    /// The merged report's format, as `volley bench -O`: summary, csv, json, pretty, html,
+    /// influx-summary, influx-details, prometheus, wrk.
+    #[arg(short = 'O', long = "format", default_value = "summary")]
+    pub format: String,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A gate on the merged run, as `volley bench --threshold` (repeatable).
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+    /// Write the thresholds' verdicts to FILE as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// `volley lab`.

@@ -187,6 +187,8 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         stream: StreamOptions::default(),
         name: String::new(),
         progress: None,
+        shard: None,
+        start_at: None,
     };
     let target = Arc::new(Target::Custom(CustomTarget { endpoint: ep, call }));
     let out = volley_bench::run(&opts, target, Arc::new(Control::default()))?;
