@@ -16,6 +16,7 @@
 pub mod call;
 pub mod engine;
 pub mod gate;
+pub mod k8s;
 pub mod merge;
 pub mod plan;
 pub mod recorder;

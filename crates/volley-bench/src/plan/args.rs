@@ -232,6 +232,14 @@ pub struct BenchArgs {
     /// a process ready too late exits 98 without sending.
     #[arg(long = "start-at", value_name = "TIME")]
     pub start_at: Option<String>,
+    /// Print the plan as a Kubernetes Indexed Job instead of running it (`k8s-job`; needs
+    /// `--shard auto/N` and `--image`): `kubectl apply -f -`, then
+    /// `kubectl logs -l job-name=NAME | volley report merge -`.
+    #[arg(long, value_name = "KIND")]
+    pub emit: Option<String>,
+    /// The container image for `--emit k8s-job` (its entrypoint must be `volley`).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
     /// Write the thresholds' verdicts to FILE as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -289,7 +289,11 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
     let shard = match &a.shard {
         None => None,
         Some(text) => {
-            let var = std::env::var(super::shard::INDEX_VAR).ok();
+            // A manifest's shards get their index from Kubernetes, not from here.
+            let var = match a.emit {
+                Some(_) => Some("0".to_owned()),
+                None => std::env::var(super::shard::INDEX_VAR).ok(),
+            };
             let s = super::shard::parse_shard(text, var.as_deref())?;
             if max_c < s.count {
                 bail!(

@@ -25,6 +25,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         None => Map::new(),
     };
     let mut plan = resolve(&args, &cfg)?;
+    if let Some(kind) = &args.emit {
+        emit(kind, &args, &plan)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let _embedded = if plan.host.is_none() {
         let (addr, guard) = crate::serve::start_embedded()?;
         eprintln!("volley: no host given; benching the built-in services on {addr}");
@@ -48,6 +52,54 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         None => None,
     };
     execute(plan, Arc::new(target), &host, server)
+}
+
+/// `--emit k8s-job`: prints the plan as an Indexed Job, one pod per shard.
+fn emit(kind: &str, args: &BenchArgs, plan: &Plan) -> Result<()> {
+    if kind != "k8s-job" {
+        anyhow::bail!("--emit {kind:?}: the one kind is k8s-job");
+    }
+    let Some(image) = &args.image else {
+        anyhow::bail!("--emit k8s-job needs --image (an image whose entrypoint is volley)");
+    };
+    let (Some(shard), Some(text)) = (plan.run.shard, &args.shard) else {
+        anyhow::bail!("--emit k8s-job needs --shard auto/N (Kubernetes gives each pod its index)");
+    };
+    if !text.starts_with("auto/") {
+        anyhow::bail!(
+            "--emit k8s-job needs --shard auto/N, not {text} (Kubernetes gives each pod its index)"
+        );
+    }
+    let Some(host) = &plan.host else {
+        anyhow::bail!(
+            "--emit k8s-job needs the target HOST:PORT (the pods load it, not a built-in server)"
+        );
+    };
+    if args.start_at.as_deref().is_some_and(|s| s.starts_with('+')) {
+        anyhow::bail!(
+            "--emit k8s-job: give --start-at as an RFC 3339 time (each pod would count {} from its own start)",
+            args.start_at.as_deref().unwrap_or_default()
+        );
+    }
+    let options = serde_json::to_value(ReportOptions::from_plan(plan, host))?;
+    let hash = volley_bench::results::plan_hash(&options);
+    let argv: Vec<String> = std::env::args().collect();
+    let spec = volley_bench::k8s::JobSpec {
+        name: volley_bench::k8s::job_name(&plan.run.name, &hash),
+        image,
+        shards: shard.count,
+        args: volley_bench::k8s::pod_args(&argv),
+        cpus: args.cpus.unwrap_or(1).max(1),
+        plan_hash: &hash,
+    };
+    print!("{}", volley_bench::k8s::indexed_job(&spec));
+    if !plan.thresholds.is_empty() {
+        eprintln!(
+            "volley: the thresholds are judged on the merged run: kubectl logs -l job-name={} | volley report merge - --threshold ...",
+            spec.name
+        );
+    }
+    Ok(())
 }
 
 /// `--server-metrics`: the server's histograms before the run.
