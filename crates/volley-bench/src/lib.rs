@@ -14,6 +14,7 @@
 //! - `gate`: thresholds judged against the report, for CI (exit codes, verdicts, JUnit).
 
 pub mod call;
+pub mod compare;
 pub mod engine;
 pub mod gate;
 pub mod k8s;

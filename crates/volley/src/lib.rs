@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Orders(args) => orders::run(args),
         Command::Lab(args) => lab::run(args),
         Command::Report(cli::ReportCommand::Merge(args)) => return report::merge(args),
+        Command::Report(cli::ReportCommand::Compare(args)) => return report::compare(args),
         Command::Completions { shell } => completions(shell),
     };
     done.map(|()| ExitCode::SUCCESS)

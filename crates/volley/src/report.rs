@@ -16,7 +16,7 @@ use volley_bench::{
     merge::{Input, merge as merge_inputs},
 };
 
-use crate::cli::MergeArgs;
+use crate::cli::{CompareArgs, MergeArgs};
 
 /// Runs `volley report merge`.
 pub fn merge(args: MergeArgs) -> Result<ExitCode> {
@@ -75,6 +75,58 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         eprintln!("volley: threshold {} failed: {}", v.threshold, v.shown);
     }
     Ok(ExitCode::from(verdicts.exit_code()))
+}
+
+/// Runs `volley report compare`.
+pub fn compare(args: CompareArgs) -> Result<ExitCode> {
+    use volley_bench::compare::{Run, compare as compare_runs, markdown, parse_fail_if, text};
+    let gates = args
+        .fail_if
+        .iter()
+        .map(|g| parse_fail_if(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let read = |file: &str| -> Result<Run> {
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+        let mut docs = documents(file, &text)?;
+        match docs.len() {
+            0 => bail!("{file}: no JSON result"),
+            1 => Ok(Run::from_report(file, &docs.remove(0).report)?),
+            n => bail!("{file} holds {n} results: merge them first (volley report merge)"),
+        }
+    };
+    let (base, new) = (read(&args.base)?, read(&args.new)?);
+    let rows = compare_runs(&base, &new);
+    match args.format.as_str() {
+        "summary" => print!("{}", text(&rows)),
+        "md" => print!("{}", markdown(&rows)),
+        "json" => println!("{}", serde_json::to_string_pretty(&rows)?),
+        other => bail!("-O {other:?}: compare writes summary, md or json"),
+    }
+    let mut failed = false;
+    for g in &gates {
+        match g.judge(&rows) {
+            Some((row, true)) => {
+                failed = true;
+                let change = match row.kind {
+                    volley_bench::compare::Kind::Share => {
+                        format!("{:+.3} points", row.change * 100.0)
+                    }
+                    _ => format!("{:+.1} %", row.change * 100.0),
+                };
+                eprintln!(
+                    "volley: {} failed: {} changed {change}, beyond the noise",
+                    g.text, row.metric
+                );
+            }
+            Some(_) => {}
+            None => eprintln!("volley: {}: the runs have no such figure", g.text),
+        }
+    }
+    Ok(ExitCode::from(if failed {
+        volley_bench::gate::EXIT_FAILED
+    } else {
+        0
+    }))
 }
 
 /// The JSON documents in `text`, one after another; lines outside them (a pod's log lines) are

@@ -201,3 +201,74 @@ fn bad_shards_are_refused_in_one_line() {
         assert!(line.contains(want), "{flags:?}: {line}");
     }
 }
+
+/// `volley report compare`: a server 5 ms slower is flagged by `--fail-if 'p99>+10%'` (exit 99);
+/// two runs against the same server are not.
+#[test]
+fn compare_flags_a_slower_server_and_not_the_same_one() {
+    let dir = std::env::temp_dir().join(format!("volley-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |server: &volley_testkit::VolleyProcess, name: &str| {
+        let out = VOLLEY
+            .command(&[
+                "bench",
+                "--insecure",
+                "--call",
+                "helloworld.Greeter.SayHello",
+                "-n",
+                "400",
+                "-c",
+                "20",
+                "-O",
+                "json",
+                &server.addr().to_string(),
+            ])
+            .output()
+            .expect("run volley bench");
+        assert!(out.status.success(), "{out:?}");
+        let path = dir.join(name);
+        std::fs::write(&path, &out.stdout).unwrap();
+        path.display().to_string()
+    };
+    let fast = VOLLEY.serve(&["--delay", "20ms"]);
+    let slow = VOLLEY.serve(&["--delay", "25ms"]);
+    let (a, b, c) = (
+        run(&fast, "a.json"),
+        run(&fast, "b.json"),
+        run(&slow, "c.json"),
+    );
+    let compare = |base: &str, new: &str, format: &str| {
+        VOLLEY
+            .command(&[
+                "report",
+                "compare",
+                base,
+                new,
+                "-O",
+                format,
+                "--fail-if",
+                "p99>+10%",
+            ])
+            .output()
+            .expect("run volley report compare")
+    };
+    let same = compare(&a, &b, "summary");
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    let table = String::from_utf8_lossy(&same.stdout);
+    assert!(table.starts_with("metric   base"), "{table}");
+    let slower = compare(&a, &c, "md");
+    assert_eq!(slower.status.code(), Some(99), "{slower:?}");
+    let md = String::from_utf8_lossy(&slower.stdout);
+    assert!(md.starts_with("| metric | base | new | change | |"), "{md}");
+    let p99 = md
+        .lines()
+        .find(|l| l.starts_with("| p99 |"))
+        .expect("a p99 row");
+    assert!(p99.ends_with("| beyond noise |"), "{md}");
+    let stderr = String::from_utf8_lossy(&slower.stderr);
+    assert!(
+        stderr.starts_with("volley: p99>+10% failed: p99 changed +"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,6 +61,25 @@ pub enum ReportCommand {
     /// Sum `volley bench -O json` results of one plan (files, or `-` for stdin with the results
     /// concatenated, as `kubectl logs` prints them) and print the merged report.
     Merge(MergeArgs),
+    /// What changed from BASE to NEW (two `-O json` results, single or merged): p50, p90, p99,
+    /// p99.9, mean, rps and errors, each with whether the change is beyond both runs' noise.
+    Compare(CompareArgs),
+}
+
+/// `volley report compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base run's JSON result.
+    pub base: String,
+    /// The new run's JSON result.
+    pub new: String,
+    /// summary (a table), md (Markdown, for a pull-request comment) or json.
+    #[arg(short = 'O', long = "format", default_value = "summary")]
+    pub format: String,
+    /// Exit 99 when this change happened beyond the noise: `p99>+10%`, `rps<-5%`, `errors>+0.5%`
+    /// (points of share). Repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 /// `volley report merge`.
