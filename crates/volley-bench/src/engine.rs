@@ -49,6 +49,8 @@ pub struct Outcome {
     /// caught up with the rate asked (unlike a stall it recovered from, which `rate_not_kept`
     /// also flags and corrected latency charges to the server).
     pub rate_unreachable: bool,
+    /// The `--abort-on` condition that stopped the run, with what was seen, if one did.
+    pub aborted: Option<String>,
     /// Time to dial every connection, before the run started.
     pub connect: Duration,
     /// CPU time (user + system) of the worker threads during the run.
@@ -92,6 +94,9 @@ struct Shared {
     lag_ns: AtomicU64,
     /// The largest lateness of any worker's last paced send: what the generator never caught up.
     final_lag_ns: AtomicU64,
+    /// Calls finished, and those `--abort-on` counts, while the run goes (only with `--abort-on`).
+    live_calls: AtomicU64,
+    live_matching: AtomicU64,
 }
 
 impl Shared {
@@ -135,6 +140,8 @@ pub fn run(
         busy_ns: AtomicU64::new(0),
         lag_ns: AtomicU64::new(0),
         final_lag_ns: AtomicU64::new(0),
+        live_calls: AtomicU64::new(0),
+        live_matching: AtomicU64::new(0),
     });
     let dialling = Instant::now();
     let connected = Arc::new(Barrier::new(threads + 1));
@@ -192,7 +199,18 @@ pub fn run(
     // Watch the clock and the cancel flag until the threads are done.
     let deadline = opts.duration.or(opts.max_duration).map(|d| start + d);
     let mut end_reason = EndReason::Normal;
+    let mut aborted = None;
     while !handles.iter().all(|h| h.is_finished()) {
+        if let (Some(t), None) = (&opts.abort_on, &aborted) {
+            let calls = shared.live_calls.load(Ordering::Relaxed);
+            let matching = shared.live_matching.load(Ordering::Relaxed);
+            // Judged once there is something to judge: 50 calls.
+            if calls >= 50 && t.op.holds(matching as f64 / calls as f64, t.limit) {
+                aborted = Some(format!("{} ({matching} of {calls} calls)", t.text));
+                end_reason = EndReason::Cancel;
+                shared.stop();
+            }
+        }
         if control.cancelled.load(Ordering::SeqCst) && !shared.stopped() {
             end_reason = EndReason::Cancel;
             shared.stop();
@@ -229,6 +247,7 @@ pub fn run(
         started_unix_nano,
         rate_not_kept: opts.rate.is_some() && lag > total / 10,
         rate_unreachable: opts.rate.is_some() && final_lag > total / 10,
+        aborted,
         generator_saturated: busy.as_secs_f64() > 0.9 * total.as_secs_f64() * threads as f64,
         connect,
         cpu: busy,
@@ -534,6 +553,20 @@ async fn one_call(
     );
     rec.note_done((done - ctx.start).as_secs(), *result.as_ref().unwrap_or(&0));
     drop(rec);
+    if let Some(t) = &opts.abort_on {
+        let code = match &result {
+            Ok(_) => volley_wire::Code::Ok,
+            Err(s) => s.code(),
+        };
+        let matches = match t.metric {
+            crate::gate::Metric::Status(c) => code == c,
+            _ => code != volley_wire::Code::Ok,
+        };
+        ctx.shared.live_calls.fetch_add(1, Ordering::Relaxed);
+        if matches {
+            ctx.shared.live_matching.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     if let Some(p) = &opts.progress {
         p.fetch_add(1, Ordering::Relaxed);
     }

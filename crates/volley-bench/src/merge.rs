@@ -124,6 +124,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
         rate_not_kept: false,
         generator_saturated: all.iter().any(|r| r.generator_saturated),
         rate_unreachable: all.iter().any(|r| r.rate_unreachable),
+        aborted: None,
         connect: std::time::Duration::ZERO,
         cpu: std::time::Duration::ZERO,
     };

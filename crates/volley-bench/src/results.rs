@@ -222,6 +222,7 @@ mod tests {
             rate_not_kept: false,
             generator_saturated: false,
             rate_unreachable: false,
+            aborted: None,
             connect: Duration::ZERO,
             cpu: Duration::ZERO,
         }

@@ -72,6 +72,7 @@ fn report(plan: &Plan) -> Report {
         rate_not_kept: false,
         generator_saturated: false,
         rate_unreachable: false,
+        aborted: None,
         connect: Duration::ZERO,
         cpu: Duration::ZERO,
     };

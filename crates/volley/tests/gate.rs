@@ -211,3 +211,58 @@ fn a_bad_threshold_is_refused_in_one_line_naming_it() {
         r#"volley: error: threshold "p99<10xs", column 5: unknown unit "xs" (use ns, us, ms, s or m)"#
     );
 }
+
+#[test]
+fn abort_on_stops_a_failing_run_early_with_99() {
+    let server = VOLLEY.serve(&[]);
+    let out = VOLLEY
+        .command(&[
+            "bench",
+            "--insecure",
+            "--call",
+            "grpc.testing.TestService.UnaryCall",
+            "-d",
+            r#"{"responseStatus":{"code":14,"message":"down"}}"#,
+            "-n",
+            "100000",
+            "-c",
+            "4",
+            "--abort-on",
+            "errors>50%",
+            "-O",
+            "json",
+            &server.addr().to_string(),
+        ])
+        .output()
+        .expect("run volley bench");
+    assert_eq!(out.status.code(), Some(99), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("an -O json report");
+    assert_valid_report(&report);
+    let count = report["count"].as_u64().expect("count");
+    assert!((50..10_000).contains(&count), "stopped after {count} calls");
+    assert_eq!(report["endReason"], "cancel");
+    assert!(
+        report["volley"]["aborted"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("errors>50% ("))
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("volley: aborted: errors>50% ("), "{stderr}");
+
+    // Only what can be judged as the run goes.
+    let line = fails_in_one_line(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "-n",
+        "1",
+        "--abort-on",
+        "p99>1s",
+        "127.0.0.1:1",
+    ]));
+    assert!(
+        line.contains("--abort-on \"p99>1s\": give errors or status.CODE as a share"),
+        "{line}"
+    );
+}

@@ -240,6 +240,10 @@ pub struct BenchArgs {
     /// The container image for `--emit k8s-job` (its entrypoint must be `volley`).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
+    /// Stop the run as soon as this holds, checked as it goes (after 50 calls): `errors>50%`,
+    /// `status.Unavailable>10%`. The exit code is then 99.
+    #[arg(long = "abort-on", value_name = "EXPR")]
+    pub abort_on: Option<String>,
     /// Write the thresholds' verdicts to FILE as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

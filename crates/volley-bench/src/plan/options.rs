@@ -109,6 +109,8 @@ pub struct RunOptions {
     pub shard: Option<crate::results::Shard>,
     /// `--start-at`: every connection is dialled, then the run starts at this wall-clock time.
     pub start_at: Option<std::time::SystemTime>,
+    /// `--abort-on`: the run stops as soon as this holds (errors or a status's share).
+    pub abort_on: Option<crate::gate::Threshold>,
 }
 
 impl RunOptions {

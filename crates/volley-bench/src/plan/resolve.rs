@@ -304,6 +304,24 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             Some(s)
         }
     };
+    let abort_on = match &a.abort_on {
+        None => None,
+        Some(text) => {
+            let t =
+                crate::gate::parse(text).map_err(|e| PlanError::new(format!("--abort-on: {e}")))?;
+            if !t.share
+                || !matches!(
+                    t.metric,
+                    crate::gate::Metric::Errors | crate::gate::Metric::Status(_)
+                )
+            {
+                bail!(
+                    "--abort-on {text:?}: give errors or status.CODE as a share (errors>50%): what can be judged while the run goes on"
+                );
+            }
+            Some(t)
+        }
+    };
     let start_at = match &a.start_at {
         None => None,
         Some(text) => Some(super::shard::parse_start_at(
@@ -349,6 +367,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             progress: None,
             shard,
             start_at,
+            abort_on,
         },
         gzip: f.enable_compression.unwrap_or(false),
         connect_timeout: f.connect_timeout.unwrap_or(Duration::from_secs(10)),

@@ -104,6 +104,9 @@ pub struct Extras {
     /// The server's own figures (`--server-metrics`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<server::ServerFigures>,
+    /// The `--abort-on` condition that stopped the run, with what was seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
     /// What merging this run with others needs (`volley report merge`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results: Option<crate::results::Results>,
@@ -330,6 +333,7 @@ impl Report {
                 timeline: r.timeline(),
                 thread_timelines: r.timelines.clone(),
                 server_metrics: None,
+                aborted: out.aborted.clone(),
                 results: Some(results),
                 verdicts: None,
             },

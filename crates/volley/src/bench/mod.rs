@@ -203,8 +203,16 @@ fn execute(
     };
     volley_bench::report::format::write(&mut out, plan.format, &report)?;
     out.flush()?;
+    if let Some(why) = &report.volley.aborted {
+        eprintln!("volley: aborted: {why}");
+    }
+    let aborted = report.volley.aborted.is_some();
     let Some(verdicts) = &report.volley.verdicts else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::from(if aborted {
+            volley_bench::gate::EXIT_FAILED
+        } else {
+            0
+        }));
     };
     if let Some(path) = &plan.junit {
         let mut f = std::fs::File::create(path)
@@ -219,7 +227,11 @@ fn execute(
     if let Some(why) = &verdicts.invalid {
         eprintln!("volley: the run cannot be judged: {why}");
     }
-    Ok(ExitCode::from(verdicts.exit_code()))
+    let code = match verdicts.exit_code() {
+        0 if aborted => volley_bench::gate::EXIT_FAILED,
+        c => c,
+    };
+    Ok(ExitCode::from(code))
 }
 
 /// `--debug`: JSON lines describing the run (its options, then its outcome and errors).

@@ -189,6 +189,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         progress: None,
         shard: None,
         start_at: None,
+        abort_on: None,
     };
     let target = Arc::new(Target::Custom(CustomTarget { endpoint: ep, call }));
     let out = volley_bench::run(&opts, target, Arc::new(Control::default()))?;
