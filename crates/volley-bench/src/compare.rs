@@ -2,11 +2,13 @@
 //! rps, errors), with each figure's 95% confidence interval, so that a change within the runs'
 //! own noise is not flagged. `--fail-if 'p99>+10%'` gates on a change beyond it.
 //!
-//! The intervals come from the runs themselves, with no repetition: a percentile's from the
-//! order statistics of its histogram (the ranks q·n ± 1.96·√(n·q·(1−q)), distribution-free),
-//! the rate's from the spread of its per-second counts, the error share's from the Wilson
-//! interval. They measure sampling noise within a run, not drift between runs (another tenant
-//! on the machine): gate on changes larger than the drift you see between identical runs.
+//! The intervals come from the runs themselves, with no repetition. A percentile's is the wider
+//! of two: the spread of the same percentile over the run's whole seconds (each second's
+//! histogram, kept in the results: what drifts within a run) and the order statistics of its
+//! whole histogram (the ranks q·n ± 1.96·√(n·q·(1−q)): sampling noise, distribution-free). The
+//! rate's comes from the spread of its per-second counts, the error share's from the Wilson
+//! interval. Drift between runs (another tenant on the machine) is not in them: gate on changes
+//! larger than the drift you see between identical runs.
 
 use std::fmt::Write as _;
 
@@ -24,6 +26,7 @@ pub struct Run {
     recorder: Recorder,
     seconds: f64,
     timeline: Vec<u64>,
+    per_second: Vec<[u64; 4]>,
 }
 
 /// A run that cannot be read.
@@ -47,6 +50,7 @@ impl Run {
         Ok(Run {
             seconds: (r.end_unix_nano - r.start_unix_nano).max(1) as f64 / 1e9,
             timeline: r.timeline.clone(),
+            per_second: r.per_second.clone(),
             recorder,
         })
     }
@@ -63,18 +67,27 @@ pub struct Estimate {
     pub high: f64,
 }
 
-fn quantile(h: &Histogram<u64>, q: f64) -> Option<Estimate> {
+fn quantile(run: &Run, q: f64, column: usize) -> Option<Estimate> {
+    let h: &Histogram<u64> = &run.recorder.latency;
     if h.is_empty() {
         return None;
     }
     let n = h.len() as f64;
     let spread = Z * (q * (1.0 - q) / n).sqrt();
     let at = |q: f64| h.value_at_quantile(q.clamp(0.0, 1.0)) as f64;
-    Some(Estimate {
-        value: at(q),
-        low: at(q - spread),
-        high: at(q + spread),
-    })
+    let value = at(q);
+    let (mut low, mut high) = (at(q - spread), at(q + spread));
+    // The same quantile second by second: its standard error over the seconds.
+    let seconds: Vec<f64> = run.per_second.iter().map(|s| s[column] as f64).collect();
+    if seconds.len() >= 3 {
+        let k = seconds.len() as f64;
+        let mean = seconds.iter().sum::<f64>() / k;
+        let sd = (seconds.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt();
+        let half = Z * sd / k.sqrt();
+        low = low.min(value - half);
+        high = high.max(value + half);
+    }
+    Some(Estimate { value, low, high })
 }
 
 fn rate(run: &Run) -> Estimate {
@@ -199,12 +212,13 @@ pub fn compare(base: &Run, new: &Run) -> Vec<Row> {
             noise_known,
         });
     };
-    for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+    let quantiles = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)];
+    for (column, (name, q)) in quantiles.into_iter().enumerate() {
         push(
             name,
             Kind::Latency,
-            quantile(&base.recorder.latency, q),
-            quantile(&new.recorder.latency, q),
+            quantile(base, q, column),
+            quantile(new, q, column),
         );
     }
     push("avg", Kind::Latency, mean(base), mean(new));
@@ -360,6 +374,7 @@ mod tests {
             recorder,
             seconds,
             timeline: vec![per; seconds as usize],
+            per_second: Vec::new(),
         }
     }
 

@@ -544,6 +544,8 @@ async fn one_call(
     let service = done - sent;
     let wall = ctx.start_unix_nano + (sent - ctx.start).as_nanos() as i64;
     let mut rec = ctx.recorder.borrow_mut();
+    // The second first: a call that opens a new second closes the last one's figures.
+    rec.note_done((done - ctx.start).as_secs(), *result.as_ref().unwrap_or(&0));
     rec.record(
         i,
         wall,
@@ -551,7 +553,6 @@ async fn one_call(
         service.as_nanos() as u64,
         result.as_ref().map(|_| ()),
     );
-    rec.note_done((done - ctx.start).as_secs(), *result.as_ref().unwrap_or(&0));
     drop(rec);
     if let Some(t) = &opts.abort_on {
         let code = match &result {

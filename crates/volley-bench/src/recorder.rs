@@ -14,6 +14,13 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST, 3).expect("valid bounds")
 }
 
+/// The quantiles kept for each whole second of a run, for `volley report compare`'s noise.
+pub const SECOND_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
+/// Seconds with fewer calls than this are left out of the per-second figures: their
+/// quantiles say little.
+const SECOND_MIN_CALLS: u64 = 20;
+
 /// One call's record, kept when the report format lists calls.
 #[derive(Clone, Debug)]
 pub struct Detail {
@@ -68,6 +75,12 @@ pub struct Recorder {
     pub bytes: u64,
     /// Calls finished in each second of the run, one row per thread (wrk's Req/Sec samples).
     pub timelines: Vec<Vec<u64>>,
+    /// The latencies of the current second (two significant digits: reset every second).
+    second: Histogram<u64>,
+    /// Which second `second` holds.
+    second_at: u64,
+    /// Latency at [`SECOND_QUANTILES`] in each whole second with enough calls (per thread).
+    pub per_second: Vec<[u64; 4]>,
 }
 
 impl Recorder {
@@ -93,11 +106,24 @@ impl Recorder {
             probe: histogram(),
             bytes: 0,
             timelines: vec![Vec::new()],
+            second: Histogram::new_with_bounds(1, HIGHEST, 2).expect("valid bounds"),
+            second_at: 0,
+            per_second: Vec::new(),
         }
     }
 
     /// Notes a finished call in second `second` of the run, with the bytes it received.
     pub fn note_done(&mut self, second: u64, bytes: usize) {
+        if second != self.second_at {
+            // The last second is whole: keep its quantiles, and start the next.
+            if self.second.len() >= SECOND_MIN_CALLS {
+                let h = &self.second;
+                self.per_second
+                    .push(SECOND_QUANTILES.map(|q| h.value_at_quantile(q)));
+            }
+            self.second.reset();
+            self.second_at = second;
+        }
         self.bytes += bytes as u64;
         let row = &mut self.timelines[0];
         let s = second as usize;
@@ -141,6 +167,7 @@ impl Recorder {
             self.service.saturating_record(service_ns.max(1));
             self.min = self.min.min(v);
             self.max = self.max.max(v);
+            self.second.saturating_record(v);
         }
         let error = match result {
             Ok(()) => String::new(),
@@ -183,6 +210,7 @@ impl Recorder {
         self.messages_received += other.messages_received;
         self.bytes += other.bytes;
         self.timelines.extend(other.timelines);
+        self.per_second.extend(other.per_second);
     }
 
     /// Status counts, in code order, non-zero only.

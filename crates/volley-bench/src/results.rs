@@ -79,6 +79,10 @@ pub struct Results {
     pub bytes: u64,
     /// Calls finished in each second of the run.
     pub timeline: Vec<u64>,
+    /// Latency p50, p90, p99 and p99.9 of each whole second (of each generator thread) with 20
+    /// calls or more, nanoseconds: the run's own noise, for `volley report compare`.
+    #[serde(default)]
+    pub per_second: Vec<[u64; 4]>,
     /// The generator was busy most of the run.
     pub generator_saturated: bool,
     /// The generator never reached the rate asked.
@@ -141,6 +145,7 @@ impl Results {
             messages_received: r.messages_received,
             bytes: r.bytes,
             timeline: r.timeline(),
+            per_second: r.per_second.clone(),
             generator_saturated: out.generator_saturated,
             rate_unreachable: out.rate_unreachable,
             histograms: EncodedHistograms {
@@ -188,6 +193,7 @@ impl Results {
         r.messages_received = self.messages_received;
         r.bytes = self.bytes;
         r.timelines = vec![self.timeline.clone()];
+        r.per_second = self.per_second.clone();
         Ok(r)
     }
 }
