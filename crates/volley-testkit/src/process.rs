@@ -109,6 +109,20 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS in /proc/PID/status")
 }
 
+/// Runs a command with `input` on its standard input; its output, whatever its exit status.
+pub fn output_with_stdin(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    // A command that exits without reading all of it closes the pipe: that is its answer.
+    let _ = child.stdin.take().expect("piped stdin").write_all(input);
+    child.wait_with_output().expect("wait for the command")
+}
+
 /// Runs a command with no stdin; panics with its output unless it exits 0; returns its stdout.
 pub fn ok_stdout(cmd: &mut Command) -> String {
     let out = cmd.stdin(Stdio::null()).output().expect("run command");

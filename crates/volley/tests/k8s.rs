@@ -2,31 +2,16 @@
 //! (`k8s.io/api/batch/v1.Job`, from the Go module proxy: unknown fields rejected), and its pods'
 //! arguments parse back into the same plan (emitting from them gives the same manifest).
 
-use std::{
-    io::Write,
-    process::{Command, Stdio},
-};
+use std::process::Command;
 
 use serde_json::Value;
-use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
+use volley_testkit::{Volley, fails_in_one_line, ok_stdout, output_with_stdin, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
 /// Decodes a manifest with Kubernetes' types; `Err` with the decoder's words if it refuses.
 fn decode(manifest: &str) -> Result<Value, String> {
-    let mut child = Command::new(tool("k8s-job"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run k8s-job");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(manifest.as_bytes())
-        .expect("write the manifest");
-    let out = child.wait_with_output().expect("k8s-job");
+    let out = output_with_stdin(&mut Command::new(tool("k8s-job")), manifest.as_bytes());
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }

@@ -3,10 +3,10 @@
 //! `/metrics`, and the Prometheus project's own parser (prometheus_client) reading the
 //! exposition. The tools come from `scripts/install-test-tools`.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
-use volley_testkit::{Volley, ok_stdout, tool, volley, workspace};
+use volley_testkit::{Volley, ok_stdout, output_with_stdin, tool, volley, workspace};
 
 const VOLLEY: Volley = volley!();
 
@@ -14,21 +14,10 @@ const VOLLEY: Volley = volley!();
 /// test if the text does not parse).
 fn parse_metrics(text: &str) -> Vec<Value> {
     let script = workspace().join("scripts/peers/prometheus/parse.py");
-    let mut child = Command::new(tool("peer-python"))
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the Prometheus parser");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_stdin(
+        Command::new(tool("peer-python")).arg(script),
+        text.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "prometheus_client rejects the exposition: {}\n{text}",

@@ -2,13 +2,12 @@
 //! told its index by `JOB_COMPLETION_INDEX`, load one `volley serve` together (`--start-at`), and
 //! their output, concatenated as `kubectl logs` prints it, goes into `volley report merge -`.
 
-use std::{
-    io::Write,
-    process::{Command, Output, Stdio},
-};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use volley_testkit::{Volley, fails_in_one_line, report_shape::assert_valid_report, volley};
+use volley_testkit::{
+    Volley, fails_in_one_line, output_with_stdin, report_shape::assert_valid_report, volley,
+};
 
 const VOLLEY: Volley = volley!();
 
@@ -34,20 +33,7 @@ fn shard(addr: &str, index: &str, count: u64, extra: &[&str]) -> Command {
 fn merge(stdin: &[u8], flags: &[&str]) -> Output {
     let mut args = vec!["report", "merge", "-"];
     args.extend_from_slice(flags);
-    let mut child = VOLLEY
-        .command(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run volley report merge");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("volley report merge")
+    output_with_stdin(&mut VOLLEY.command(&args), stdin)
 }
 
 fn p50(report: &Value) -> u64 {
@@ -200,81 +186,4 @@ fn bad_shards_are_refused_in_one_line() {
         let line = fails_in_one_line(&mut c);
         assert!(line.contains(want), "{flags:?}: {line}");
     }
-}
-
-/// `volley report compare`, as the issue puts it: a server 5 ms slower (`--delay 5ms` against
-/// `--delay 0`) is flagged by `--fail-if 'p99>+20%'` (exit 99); two runs against the same server
-/// are not. Runs of 4 s, so that each has whole seconds to show its own noise.
-#[test]
-fn compare_flags_a_slower_server_and_not_the_same_one() {
-    let dir = std::env::temp_dir().join(format!("volley-compare-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let run = |server: &volley_testkit::VolleyProcess, name: &str| {
-        let out = VOLLEY
-            .command(&[
-                "bench",
-                "--insecure",
-                "--call",
-                "helloworld.Greeter.SayHello",
-                "-z",
-                "4s",
-                "-c",
-                "10",
-                "-O",
-                "json",
-                &server.addr().to_string(),
-            ])
-            .output()
-            .expect("run volley bench");
-        assert!(out.status.success(), "{out:?}");
-        let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        assert!(
-            report["volley"]["results"]["perSecond"]
-                .as_array()
-                .is_some_and(|s| s.len() >= 3),
-            "whole seconds' figures: {}",
-            report["volley"]["results"]
-        );
-        let path = dir.join(name);
-        std::fs::write(&path, &out.stdout).unwrap();
-        path.display().to_string()
-    };
-    let same_server = VOLLEY.serve(&[]);
-    let slow = VOLLEY.serve(&["--delay", "5ms"]);
-    let (a, b) = (run(&same_server, "a.json"), run(&same_server, "b.json"));
-    let c = run(&slow, "c.json");
-    let compare = |base: &str, new: &str, format: &str| {
-        VOLLEY
-            .command(&[
-                "report",
-                "compare",
-                base,
-                new,
-                "-O",
-                format,
-                "--fail-if",
-                "p99>+20%",
-            ])
-            .output()
-            .expect("run volley report compare")
-    };
-    let same = compare(&a, &b, "summary");
-    assert_eq!(same.status.code(), Some(0), "{same:?}");
-    let table = String::from_utf8_lossy(&same.stdout);
-    assert!(table.starts_with("metric   base"), "{table}");
-    let slower = compare(&a, &c, "md");
-    assert_eq!(slower.status.code(), Some(99), "{slower:?}");
-    let md = String::from_utf8_lossy(&slower.stdout);
-    assert!(md.starts_with("| metric | base | new | change | |"), "{md}");
-    let p99 = md
-        .lines()
-        .find(|l| l.starts_with("| p99 |"))
-        .expect("a p99 row");
-    assert!(p99.ends_with("| beyond noise |"), "{md}");
-    let stderr = String::from_utf8_lossy(&slower.stderr);
-    assert!(
-        stderr.starts_with("volley: p99>+20% failed: p99 changed +"),
-        "{stderr}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
 }

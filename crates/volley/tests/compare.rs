@@ -1,0 +1,85 @@
+//! `volley report compare` against real runs of `volley serve`.
+
+use serde_json::Value;
+use volley_testkit::{Volley, volley};
+
+const VOLLEY: Volley = volley!();
+
+/// As the issue puts it: a server 5 ms slower (`--delay 5ms` against `--delay 0`) is flagged by
+/// `--fail-if 'p99>+50%'` (exit 99); two runs against the same server are not. Runs of 4 s, so
+/// that each has whole seconds to show its own noise. Alone in its test binary: a test running
+/// beside it would load one run and not the other, which is drift between runs, and no run can
+/// see that in itself.
+#[test]
+fn compare_flags_a_slower_server_and_not_the_same_one() {
+    let dir = std::env::temp_dir().join(format!("volley-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |server: &volley_testkit::VolleyProcess, name: &str| {
+        let out = VOLLEY
+            .command(&[
+                "bench",
+                "--insecure",
+                "--call",
+                "helloworld.Greeter.SayHello",
+                "-z",
+                "4s",
+                "-c",
+                "10",
+                "-O",
+                "json",
+                &server.addr().to_string(),
+            ])
+            .output()
+            .expect("run volley bench");
+        assert!(out.status.success(), "{out:?}");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert!(
+            report["volley"]["results"]["perSecond"]
+                .as_array()
+                .is_some_and(|s| s.len() >= 3),
+            "whole seconds' figures: {}",
+            report["volley"]["results"]
+        );
+        let path = dir.join(name);
+        std::fs::write(&path, &out.stdout).unwrap();
+        path.display().to_string()
+    };
+    let same_server = VOLLEY.serve(&[]);
+    let slow = VOLLEY.serve(&["--delay", "5ms"]);
+    let (a, b) = (run(&same_server, "a.json"), run(&same_server, "b.json"));
+    let c = run(&slow, "c.json");
+    let compare = |base: &str, new: &str, format: &str| {
+        VOLLEY
+            .command(&[
+                "report",
+                "compare",
+                base,
+                new,
+                "-O",
+                format,
+                "--fail-if",
+                "p99>+50%",
+            ])
+            .output()
+            .expect("run volley report compare")
+    };
+    let same = compare(&a, &b, "summary");
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    let table = String::from_utf8_lossy(&same.stdout);
+    assert!(table.starts_with("metric   base"), "{table}");
+    let slower = compare(&a, &c, "md");
+    assert_eq!(slower.status.code(), Some(99), "{slower:?}");
+    let md = String::from_utf8_lossy(&slower.stdout);
+    assert!(md.starts_with("| metric | base | new | change | |"), "{md}");
+    let p99 = md
+        .lines()
+        .find(|l| l.starts_with("| p99 |"))
+        .expect("a p99 row");
+    assert!(p99.ends_with("| beyond noise |"), "{md}");
+    let stderr = String::from_utf8_lossy(&slower.stderr);
+    assert!(
+        stderr.starts_with("volley: p99>+50% failed: p99 changed +"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
