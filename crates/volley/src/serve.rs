@@ -21,7 +21,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
         listeners.push(l);
     }
 
-    let mut builder = builtin(args.delay)
+    let mut builder = if args.no_builtin {
+        if args.proto.is_empty() && args.protoset.is_empty() {
+            anyhow::bail!("--no-builtin leaves nothing to serve: give --proto or --protoset");
+        }
+        Server::builder()
+    } else {
+        builtin(args.delay)
+    };
+    let defaults = crate::mock::Defaults {
+        stream_messages: args.stream_messages,
+        delay: args.delay,
+    };
+    for s in crate::mock::services(&args.proto, &args.import_paths, &args.protoset, &defaults)? {
+        info!("serving {} from its descriptor", s.name());
+        builder = builder.add_service(s);
+    }
+    builder = builder
         .send_compressed(args.compress)
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_recv_message_size(args.max_recv_message_size)
