@@ -168,12 +168,19 @@ impl Drop for Embedded {
     }
 }
 
-/// Starts the built-in services on a free loopback port, on a thread of their own.
-pub fn start_embedded() -> Result<(std::net::SocketAddr, Embedded)> {
+/// Starts the built-in services, and `extra` ones (a `--proto`'s), on a free loopback port, on a
+/// thread of their own.
+pub fn start_embedded(
+    extra: Vec<volley_server::Service>,
+) -> Result<(std::net::SocketAddr, Embedded)> {
     let listener = StdListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let server = builtin(std::time::Duration::ZERO)
+    let mut builder = builtin(std::time::Duration::ZERO);
+    for s in extra {
+        builder = builder.add_service(s);
+    }
+    let server = builder
         .grace_period(std::time::Duration::from_secs(1))
         .build()?;
     let (tx, rx) = watch::channel(false);

@@ -188,3 +188,39 @@ fn bad_protos_fail_at_start_naming_file_and_line() {
         let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }
+
+#[test]
+fn bench_with_a_proto_and_no_host_serves_it_in_process() {
+    let proto = write_proto("bench", SHOP);
+    let out = VOLLEY
+        .command(&[
+            "bench",
+            "--proto",
+            &proto.display().to_string(),
+            "--call",
+            "shop.v1.Catalog.List",
+            "-d",
+            r#"{"prefix":"a"}"#,
+            "-n",
+            "200",
+            "-c",
+            "10",
+            "-O",
+            "json",
+        ])
+        .output()
+        .expect("run volley bench");
+    assert!(out.status.success(), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["statusCodeDistribution"], json!({"OK": 200}));
+    assert_eq!(
+        report["volley"]["streaming"]["messagesReceived"], 600,
+        "three replies a call"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("benching the built-in services and shop.v1.Catalog on 127.0.0.1:"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(proto.parent().unwrap());
+}
