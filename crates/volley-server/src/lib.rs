@@ -54,7 +54,9 @@ pub use body::Streaming;
 pub use builder::ServerBuilder;
 pub use call::ConnectGetQuery;
 pub use error::ServeError;
-pub use handler::{Request, Response, Service, ServiceBuilder};
+pub use handler::{
+    DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Service, ServiceBuilder,
+};
 pub use server::{ConnectionCounts, Server};
 /// Generated health and reflection types (from `volley-proto`).
 pub use volley_proto::pb;

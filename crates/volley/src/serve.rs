@@ -21,7 +21,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
         listeners.push(l);
     }
 
-    let mut builder = builtin(args.delay)
+    let mut builder = if args.no_builtin {
+        if args.proto.is_empty() && args.protoset.is_empty() {
+            anyhow::bail!("--no-builtin leaves nothing to serve: give --proto or --protoset");
+        }
+        Server::builder()
+    } else {
+        builtin(args.delay)
+    };
+    let defaults = crate::mock::Defaults {
+        stream_messages: args.stream_messages,
+        delay: args.delay,
+    };
+    for s in crate::mock::services(&args.proto, &args.import_paths, &args.protoset, &defaults)? {
+        info!("serving {} from its descriptor", s.name());
+        builder = builder.add_service(s);
+    }
+    builder = builder
         .send_compressed(args.compress)
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_recv_message_size(args.max_recv_message_size)
@@ -152,12 +168,19 @@ impl Drop for Embedded {
     }
 }
 
-/// Starts the built-in services on a free loopback port, on a thread of their own.
-pub fn start_embedded() -> Result<(std::net::SocketAddr, Embedded)> {
+/// Starts the built-in services, and `extra` ones (a `--proto`'s), on a free loopback port, on a
+/// thread of their own.
+pub fn start_embedded(
+    extra: Vec<volley_server::Service>,
+) -> Result<(std::net::SocketAddr, Embedded)> {
     let listener = StdListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let server = builtin(std::time::Duration::ZERO)
+    let mut builder = builtin(std::time::Duration::ZERO);
+    for s in extra {
+        builder = builder.add_service(s);
+    }
+    let server = builder
         .grace_period(std::time::Duration::from_secs(1))
         .build()?;
     let (tx, rx) = watch::channel(false);

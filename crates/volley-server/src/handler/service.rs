@@ -111,6 +111,11 @@ where
 }
 
 impl ServiceBuilder {
+    /// Adds a method's erased handler (the dynamic services build theirs directly).
+    pub(crate) fn handler(self, method: &str, h: Handler) -> Self {
+        self.add(method, h)
+    }
+
     fn add(mut self, method: &str, h: Handler) -> Self {
         self.service.methods.push((method.to_owned(), h));
         self

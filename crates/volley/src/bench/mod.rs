@@ -13,7 +13,7 @@ use serde_json::Map;
 use volley_bench::{
     Control, Plan, Report, ReportOptions, Target,
     gate::{Verdicts, write_junit},
-    plan::{BenchArgs, config, resolve},
+    plan::{BenchArgs, SchemaSource, config, resolve},
     report::server,
     target::build,
 };
@@ -30,8 +30,40 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let _embedded = if plan.host.is_none() {
-        let (addr, guard) = crate::serve::start_embedded()?;
-        eprintln!("volley: no host given; benching the built-in services on {addr}");
+        // A --proto or --protoset with no host: its services are served in-process too (default
+        // answers), so a plan can be tried before its server exists.
+        let defaults = crate::mock::Defaults {
+            stream_messages: 3,
+            delay: std::time::Duration::ZERO,
+        };
+        let extra = match &plan.schema {
+            SchemaSource::Proto(file, imports) => {
+                crate::mock::services(std::slice::from_ref(file), imports, &[], &defaults)?
+            }
+            SchemaSource::Protoset(file) => {
+                crate::mock::services(&[], &[], std::slice::from_ref(file), &defaults)?
+            }
+            SchemaSource::Reflection => Vec::new(),
+        };
+        // The seed protos name built-in services: those keep their real answers.
+        let builtin: Vec<String> = volley_services::all(volley_services::Options {
+            delay: std::time::Duration::ZERO,
+        })
+        .iter()
+        .map(|s| s.name().to_owned())
+        .collect();
+        let extra: Vec<_> = extra
+            .into_iter()
+            .filter(|s| !builtin.iter().any(|b| b == s.name()))
+            .collect();
+        let what = if extra.is_empty() {
+            "the built-in services".to_owned()
+        } else {
+            let names: Vec<&str> = extra.iter().map(|s| s.name()).collect();
+            format!("the built-in services and {}", names.join(", "))
+        };
+        let (addr, guard) = crate::serve::start_embedded(extra)?;
+        eprintln!("volley: no host given; benching {what} on {addr}");
         plan.host = Some(addr.to_string());
         plan.insecure = true;
         Some(guard)

@@ -192,6 +192,29 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub addr: SocketAddr,
 
+    /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
+    /// each method answers a default message of its output type.
+    #[arg(long, value_name = "FILE")]
+    pub proto: Vec<PathBuf>,
+    /// Import paths for --proto, comma-separated (the file's own directory and the current one
+    /// are added).
+    #[arg(
+        short = 'i',
+        long = "import-paths",
+        value_delimiter = ',',
+        value_name = "DIRS"
+    )]
+    pub import_paths: Vec<PathBuf>,
+    /// Serve every service of this compiled FileDescriptorSet too (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub protoset: Vec<PathBuf>,
+    /// Serve only the --proto and --protoset services, not the built-in ones.
+    #[arg(long)]
+    pub no_builtin: bool,
+    /// How many messages a --proto server-streaming method sends (bidi: per request).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub stream_messages: usize,
+
     /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
     /// gRPC on 9503).
     #[arg(long, value_name = "ADDR")]
