@@ -1,0 +1,591 @@
+//! Stubs in GripMock's format, so GripMock users bring theirs unchanged: JSON or YAML files (one
+//! stub or a list), found in `--stubs` folders (subfolders too) or named one by one.
+//!
+//! ```yaml
+//! - service: Catalog            # or shop.v1.Catalog
+//!   method: Get
+//!   input:
+//!     equals: {prefix: "a"}     # or contains: {...}, or matches: {field: regex}
+//!   output:
+//!     data: {sku: "a-1", count: 2}
+//!     headers: {x-source: stub}
+//!     delay: 50ms
+//! - service: Catalog
+//!   method: Get
+//!   input: {contains: {prefix: "gone"}}
+//!   output: {error: "no such item", code: 5}
+//! ```
+//!
+//! Everything is checked at start against the served descriptors: the service and method exist,
+//! the matchers name fields of the input type, the data fits the output type. A call is matched
+//! against its method's stubs in file order; a method with stubs answers a request none matches
+//! with NOT_FOUND naming the closest stub, and a method without stubs answers default messages.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
+
+use anyhow::{Context, Result, bail};
+use futures_util::StreamExt;
+use http::{HeaderName, HeaderValue};
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor, SerializeOptions,
+};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use volley_server::{
+    Code, DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status,
+};
+
+use super::Defaults;
+
+/// A stub as GripMock writes it.
+#[derive(Deserialize)]
+struct RawStub {
+    service: String,
+    method: String,
+    #[serde(default)]
+    input: RawInput,
+    output: RawOutput,
+}
+
+#[derive(Deserialize, Default)]
+struct RawInput {
+    equals: Option<Map<String, Value>>,
+    contains: Option<Map<String, Value>>,
+    matches: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawOutput {
+    data: Option<Value>,
+    /// Server and bidi streams: the messages, in order.
+    stream: Option<Vec<Value>>,
+    error: Option<String>,
+    code: Option<i32>,
+    #[serde(default)]
+    headers: HashMap<String, String>,
+    delay: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    Many(Vec<RawStub>),
+    One(Box<RawStub>),
+}
+
+/// How a stub picks requests.
+enum Matcher {
+    Equals(Map<String, Value>),
+    Contains(Map<String, Value>),
+    Matches(Vec<(String, Regex)>),
+    Any,
+}
+
+/// What a stub answers.
+enum Answer {
+    Messages(Vec<DynamicMessage>),
+    Failure(Code, String),
+}
+
+/// One checked stub.
+struct Stub {
+    /// `file #n`, for messages.
+    source: String,
+    matcher: Matcher,
+    /// The input as written, for the NOT_FOUND message.
+    shown: String,
+    answer: Answer,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    delay: Duration,
+}
+
+/// Field names compared as GripMock users write them: `user_id`, `userId` and `userid` alike.
+fn norm(key: &str) -> String {
+    key.replace('_', "").to_ascii_lowercase()
+}
+
+fn norm_value(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (norm(k), norm_value(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(norm_value).collect()),
+        other => other.clone(),
+    }
+}
+
+fn norm_map(m: &Map<String, Value>) -> Map<String, Value> {
+    m.iter().map(|(k, v)| (norm(k), norm_value(v))).collect()
+}
+
+/// A request as JSON with normalized names, default fields left out (as GripMock sees it).
+fn request_json(msg: &DynamicMessage) -> Map<String, Value> {
+    let options = SerializeOptions::new().skip_default_fields(true);
+    match msg.serialize_with_options(serde_json::value::Serializer, &options) {
+        Ok(Value::Object(m)) => norm_map(&m),
+        _ => Map::new(),
+    }
+}
+
+/// Numbers compare by value: a stub's `2` matches the request's `2` and `"2"` (int64 in JSON).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::String(y)) | (Value::String(y), Value::Number(x)) => {
+            x.to_string() == *y
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Matcher {
+    /// How many of its conditions `req` meets, and whether it meets them all.
+    fn score(&self, req: &Map<String, Value>) -> (usize, bool) {
+        match self {
+            Matcher::Any => (0, true),
+            Matcher::Equals(want) => {
+                let hits = want
+                    .iter()
+                    .filter(|(k, v)| req.get(*k).is_some_and(|r| same(v, r)))
+                    .count();
+                (hits, hits == want.len() && req.len() == want.len())
+            }
+            Matcher::Contains(want) => {
+                let hits = want
+                    .iter()
+                    .filter(|(k, v)| req.get(*k).is_some_and(|r| same(v, r)))
+                    .count();
+                (hits, hits == want.len())
+            }
+            Matcher::Matches(want) => {
+                let hits = want
+                    .iter()
+                    .filter(|(k, re)| req.get(k).is_some_and(|r| re.is_match(&text_of(r))))
+                    .count();
+                (hits, hits == want.len())
+            }
+        }
+    }
+}
+
+/// Answers from stubs, and default messages for methods that have none.
+#[derive(Clone)]
+pub struct Stubs {
+    by_method: Arc<HashMap<String, Vec<Arc<Stub>>>>,
+    defaults: Defaults,
+}
+
+/// The stub files under `paths` (folders walked, subfolders too), sorted.
+fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read --stubs {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "yaml" | "yml")
+            ) {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            bail!("--stubs {}: no such file or folder", p.display());
+        }
+    }
+    Ok(out)
+}
+
+fn parse_file(path: &Path) -> Result<Vec<RawStub>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let shown = path.display();
+    let parsed: OneOrMany = match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{shown}:{}:{}: not a stub (or a list of stubs): {}",
+                e.line(),
+                e.column(),
+                plain(&e.to_string())
+            )
+        })?,
+        _ => serde_yaml::from_str(&text).map_err(|e| match e.location() {
+            Some(l) => anyhow::anyhow!(
+                "{shown}:{}:{}: not a stub (or a list of stubs): {}",
+                l.line(),
+                l.column(),
+                plain(&e.to_string())
+            ),
+            None => anyhow::anyhow!("{shown}: not a stub (or a list of stubs): {e}"),
+        })?,
+    };
+    Ok(match parsed {
+        OneOrMany::Many(v) => v,
+        OneOrMany::One(s) => vec![*s],
+    })
+}
+
+/// A parser's message without its own " at line X column Y" (the location leads the line).
+fn plain(msg: &str) -> String {
+    msg.split(" at line ").next().unwrap_or(msg).to_owned()
+}
+
+fn find_method(
+    pools: &[DescriptorPool],
+    service: &str,
+    method: &str,
+) -> Result<MethodDescriptor, String> {
+    let services: Vec<_> = pools
+        .iter()
+        .flat_map(|p| p.services())
+        .filter(|s| s.full_name() == service || s.name() == service)
+        .collect();
+    let s = match services.as_slice() {
+        [] => return Err(format!("no service {service:?} is served")),
+        [one] => one.clone(),
+        many => {
+            if many.iter().all(|s| s.full_name() == many[0].full_name()) {
+                many[0].clone()
+            } else {
+                let names: Vec<&str> = many.iter().map(|s| s.full_name()).collect();
+                return Err(format!(
+                    "service {service:?} is ambiguous ({}): give its full name",
+                    names.join(", ")
+                ));
+            }
+        }
+    };
+    s.methods()
+        .find(|m| m.name() == method)
+        .ok_or_else(|| format!("service {} has no method {method:?}", s.full_name()))
+}
+
+fn check_fields(
+    desc: &MessageDescriptor,
+    keys: &Map<String, Value>,
+    what: &str,
+) -> Result<(), String> {
+    for k in keys.keys() {
+        let known = desc
+            .fields()
+            .any(|f| norm(f.name()) == norm(k) || norm(f.json_name()) == norm(k));
+        if !known {
+            return Err(format!(
+                "input.{what} names no field {k:?} of {}",
+                desc.full_name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn message(desc: &MessageDescriptor, v: &Value) -> Result<DynamicMessage, String> {
+    DynamicMessage::deserialize(desc.clone(), v.clone())
+        .map_err(|e| format!("output does not fit {}: {e}", desc.full_name()))
+}
+
+fn delay_of(v: &Value) -> Result<Duration, String> {
+    match v {
+        Value::Number(n) => Ok(Duration::from_millis(n.as_u64().unwrap_or(0))),
+        Value::String(s) => volley_bench::plan::units::parse_duration(s)
+            .map_err(|_| format!("output.delay {s:?} is not a duration (50ms, 1s)")),
+        other => Err(format!("output.delay {other} is not a duration")),
+    }
+}
+
+fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String, Stub), String> {
+    let method = find_method(pools, &raw.service, &raw.method)?;
+    let input = method.input();
+    let given = [
+        raw.input.equals.is_some(),
+        raw.input.contains.is_some(),
+        raw.input.matches.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return Err("input takes one of equals, contains, matches".into());
+    }
+    let (matcher, shown) = if let Some(m) = &raw.input.equals {
+        check_fields(&input, m, "equals")?;
+        (
+            Matcher::Equals(norm_map(m)),
+            format!("equals {}", Value::Object(m.clone())),
+        )
+    } else if let Some(m) = &raw.input.contains {
+        check_fields(&input, m, "contains")?;
+        (
+            Matcher::Contains(norm_map(m)),
+            format!("contains {}", Value::Object(m.clone())),
+        )
+    } else if let Some(m) = &raw.input.matches {
+        check_fields(&input, m, "matches")?;
+        let mut res = Vec::new();
+        for (k, v) in m {
+            let text = text_of(v);
+            let re = Regex::new(&text).map_err(|e| {
+                // regex draws the place on lines of their own: keep the last one, the reason.
+                let why = e.to_string();
+                let why = why.lines().last().unwrap_or_default();
+                let why = why.trim_start_matches("error: ");
+                format!("input.matches.{k}: {text:?} is not a regex: {why}")
+            })?;
+            res.push((norm(k), re));
+        }
+        (
+            Matcher::Matches(res),
+            format!("matches {}", Value::Object(m.clone())),
+        )
+    } else {
+        (Matcher::Any, "any request".to_owned())
+    };
+    let out = &raw.output;
+    let answer = match (&out.error, out.code) {
+        (Some(_), _) | (None, Some(1..)) => {
+            let code = out.code.unwrap_or(Code::Unknown as i32);
+            if !(1..=16).contains(&code) {
+                return Err(format!(
+                    "output.code {code} is not a gRPC status code (1 to 16)"
+                ));
+            }
+            Answer::Failure(Code::from_i32(code), out.error.clone().unwrap_or_default())
+        }
+        _ => {
+            let output = method.output();
+            let values: Vec<Value> = match (&out.stream, &out.data) {
+                (Some(list), _) => list.clone(),
+                (None, Some(v)) => vec![v.clone()],
+                (None, None) => vec![Value::Object(Map::new())],
+            };
+            Answer::Messages(
+                values
+                    .iter()
+                    .map(|v| message(&output, v))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+    };
+    let mut headers = Vec::new();
+    for (k, v) in &out.headers {
+        let name = HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes())
+            .map_err(|_| format!("output.headers: {k:?} is not a header name"))?;
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| format!("output.headers.{k}: {v:?} is not a header value"))?;
+        headers.push((name, value));
+    }
+    let delay = match &out.delay {
+        Some(v) => delay_of(v)?,
+        None => Duration::ZERO,
+    };
+    let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+    Ok((
+        path,
+        Stub {
+            source: source.to_owned(),
+            matcher,
+            shown,
+            answer,
+            headers,
+            delay,
+        },
+    ))
+}
+
+impl Stubs {
+    /// Loads and checks every stub under `paths` against the services in `pools`.
+    pub fn load(paths: &[PathBuf], pools: &[DescriptorPool], defaults: Defaults) -> Result<Stubs> {
+        let mut by_method: HashMap<String, Vec<Arc<Stub>>> = HashMap::new();
+        for file in stub_files(paths)? {
+            for (i, raw) in parse_file(&file)?.into_iter().enumerate() {
+                let source = format!("{} stub #{}", file.display(), i + 1);
+                let (path, stub) =
+                    check(raw, pools, &source).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+                by_method.entry(path).or_default().push(Arc::new(stub));
+            }
+        }
+        Ok(Stubs {
+            by_method: Arc::new(by_method),
+            defaults,
+        })
+    }
+
+    /// How many stubs were loaded.
+    pub fn len(&self) -> usize {
+        self.by_method.values().map(Vec::len).sum()
+    }
+
+    /// Whether none were.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The stub for `req` to `method`: `Ok(None)` when the method has no stubs (defaults answer).
+    fn pick(
+        &self,
+        method: &MethodDescriptor,
+        req: &DynamicMessage,
+    ) -> Result<Option<Arc<Stub>>, Status> {
+        let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+        let Some(stubs) = self.by_method.get(&path) else {
+            return Ok(None);
+        };
+        let json = request_json(req);
+        let mut best: Option<(usize, &Stub)> = None;
+        for s in stubs {
+            let (hits, all) = s.matcher.score(&json);
+            if all {
+                return Ok(Some(s.clone()));
+            }
+            if best.is_none_or(|(h, _)| hits > h) {
+                best = Some((hits, s));
+            }
+        }
+        let closest = best.map_or(String::new(), |(_, s)| {
+            format!("; closest: {} ({})", s.source, s.shown)
+        });
+        Err(Status::not_found(format!(
+            "no stub matches {} for {}{closest}",
+            Value::Object(json),
+            &path[1..]
+        )))
+    }
+}
+
+async fn answer(stub: &Stub) -> Result<Vec<DynamicMessage>, Status> {
+    if !stub.delay.is_zero() {
+        tokio::time::sleep(stub.delay).await;
+    }
+    match &stub.answer {
+        Answer::Messages(m) => Ok(m.clone()),
+        Answer::Failure(code, msg) => Err(Status::new(*code, msg.clone())),
+    }
+}
+
+fn with_headers<T>(mut resp: Response<T>, stub: &Stub) -> Response<T> {
+    for (k, v) in &stub.headers {
+        resp.metadata_mut().insert(k.clone(), v.clone());
+    }
+    resp
+}
+
+impl DynamicHandler for Stubs {
+    fn unary(
+        &self,
+        method: &MethodDescriptor,
+        request: Request<DynamicMessage>,
+    ) -> DynamicFuture<Result<Response<DynamicMessage>, Status>> {
+        let stub = match self.pick(method, request.get_ref()) {
+            Ok(None) => return self.defaults.unary(method, request),
+            Ok(Some(stub)) => stub,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let method = method.clone();
+        Box::pin(async move {
+            let mut messages = answer(&stub).await?;
+            let first = messages
+                .drain(..)
+                .next()
+                .unwrap_or_else(|| DynamicMessage::new(method.output()));
+            Ok(with_headers(Response::new(first), &stub))
+        })
+    }
+
+    fn server_streaming(
+        &self,
+        method: &MethodDescriptor,
+        request: Request<DynamicMessage>,
+    ) -> DynamicFuture<Result<Response<DynamicStream>, Status>> {
+        let stub = match self.pick(method, request.get_ref()) {
+            Ok(None) => return self.defaults.server_streaming(method, request),
+            Ok(Some(stub)) => stub,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        Box::pin(async move {
+            let messages = answer(&stub).await?;
+            let s: DynamicStream =
+                Box::pin(futures_util::stream::iter(messages.into_iter().map(Ok)));
+            Ok(with_headers(Response::new(s), &stub))
+        })
+    }
+
+    fn client_streaming(
+        &self,
+        method: &MethodDescriptor,
+        request: Request<DynamicStream>,
+    ) -> DynamicFuture<Result<Response<DynamicMessage>, Status>> {
+        let (this, method) = (self.clone(), method.clone());
+        let mut requests = request.into_inner();
+        Box::pin(async move {
+            // The last request picks the stub.
+            let mut last = DynamicMessage::new(method.input());
+            while let Some(r) = requests.next().await {
+                last = r?;
+            }
+            let Some(stub) = this.pick(&method, &last)? else {
+                return Ok(Response::new(DynamicMessage::new(method.output())));
+            };
+            let first = answer(&stub).await?.into_iter().next();
+            let reply = first.unwrap_or_else(|| DynamicMessage::new(method.output()));
+            Ok(with_headers(Response::new(reply), &stub))
+        })
+    }
+
+    fn bidi_streaming(
+        &self,
+        method: &MethodDescriptor,
+        request: Request<DynamicStream>,
+    ) -> DynamicFuture<Result<Response<DynamicStream>, Status>> {
+        let (this, method) = (self.clone(), method.clone());
+        let n = self.defaults.stream_messages;
+        let replies: DynamicStream = Box::pin(
+            request
+                .into_inner()
+                .then(move |r| {
+                    let (this, method) = (this.clone(), method.clone());
+                    async move {
+                        let req = r?;
+                        match this.pick(&method, &req)? {
+                            None => Ok(vec![DynamicMessage::new(method.output()); n]),
+                            Some(stub) => answer(&stub).await,
+                        }
+                    }
+                })
+                .flat_map(|r: Result<Vec<DynamicMessage>, Status>| {
+                    let items: Vec<Result<DynamicMessage, Status>> = match r {
+                        Ok(v) => v.into_iter().map(Ok).collect(),
+                        Err(e) => vec![Err(e)],
+                    };
+                    futures_util::stream::iter(items)
+                }),
+        );
+        Box::pin(std::future::ready(Ok(Response::new(replies))))
+    }
+}
