@@ -191,3 +191,93 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A free loopback port, for a listener the test names before the server starts.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[test]
+fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
+    let dir = project("live", &[("get.yaml", GET_STUBS)]);
+    let admin = format!("127.0.0.1:{}", free_port());
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &dir.join("shop.proto").display().to_string(),
+        "--stubs",
+        &dir.join("stubs").display().to_string(),
+        "--admin-addr",
+        &admin,
+    ]);
+    let addr = server.addr().to_string();
+    let curl = |args: &[&str]| {
+        let out = Command::new(tool("curl"))
+            .args(["-s", "-w", "\n%{http_code}"])
+            .args(args)
+            .output()
+            .expect("run curl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    // GET / lists the files' stubs.
+    let listed = curl(&[&format!("http://{admin}/")]);
+    assert!(
+        listed.ends_with("\n200") && listed.contains(r#""method":"Get""#),
+        "{listed}"
+    );
+    assert!(listed.contains("get.yaml stub #2"), "{listed}");
+
+    // POST /add: the next call uses it.
+    let (ok, _) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(!ok);
+    let added = curl(&[
+        "-d",
+        r#"{"service":"Catalog","method":"Get","input":{"equals":{"prefix":"new"}},"output":{"data":{"sku":"added"}}}"#,
+        &format!("http://{admin}/add"),
+    ]);
+    assert_eq!(added, "[2]\n200");
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(ok && out.contains(r#""sku": "added""#), "{out}");
+    // POST /find answers as a call would; a stub that does not fit is refused with the reason.
+    let found = curl(&[
+        "-d",
+        r#"{"service":"shop.v1.Catalog","method":"Get","data":{"prefix":"new"}}"#,
+        &format!("http://{admin}/find"),
+    ]);
+    assert_eq!(found, "{\"data\":{\"sku\":\"added\"}}\n200");
+    let refused = curl(&[
+        "-d",
+        r#"{"service":"Catalog","method":"Get","output":{"data":{"colour":"red"}}}"#,
+        &format!("http://{admin}/add"),
+    ]);
+    assert!(
+        refused.ends_with("\n400") && refused.contains("output does not fit shop.v1.Item"),
+        "{refused}"
+    );
+
+    // The file changes on disk: reread within a couple of seconds; the added stub stays.
+    std::fs::write(
+        dir.join("stubs/get.yaml"),
+        "- {service: Catalog, method: Get, input: {contains: {prefix: a}}, output: {data: {sku: reloaded}}}\n",
+    )
+    .unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (ok, out) = grpcurl(&addr, r#"{"prefix":"a"}"#, "shop.v1.Catalog/Get");
+        if ok && out.contains(r#""sku": "reloaded""#) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not reloaded: {out}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(
+        ok && out.contains(r#""sku": "added""#),
+        "the admin's stub survives a reload: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

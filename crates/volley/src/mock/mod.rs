@@ -4,6 +4,7 @@
 //! type: one for unary and client-streaming methods, N for server-streaming ones, N per request
 //! for bidi ones.
 
+pub mod admin;
 pub mod stubs;
 
 use std::{path::PathBuf, time::Duration};

@@ -24,7 +24,7 @@
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, RwLock},
     time::Duration,
 };
 
@@ -35,7 +35,7 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor, SerializeOptions,
 };
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use volley_server::{
     Code, DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status,
@@ -44,7 +44,7 @@ use volley_server::{
 use super::Defaults;
 
 /// A stub as GripMock writes it.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize, Clone)]
 struct RawStub {
     service: String,
     method: String,
@@ -53,22 +53,30 @@ struct RawStub {
     output: RawOutput,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Serialize, Clone, Default)]
 struct RawInput {
+    #[serde(skip_serializing_if = "Option::is_none")]
     equals: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     contains: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     matches: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize, Clone)]
 struct RawOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
     /// Server and bidi streams: the messages, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     code: Option<i32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "HashMap::is_empty")]
     headers: HashMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     delay: Option<Value>,
 }
 
@@ -103,6 +111,8 @@ struct Stub {
     answer: Answer,
     headers: Vec<(HeaderName, HeaderValue)>,
     delay: Duration,
+    /// The output as written (the admin API's `POST /find` answers it).
+    output: RawOutput,
 }
 
 /// Field names compared as GripMock users write them: `user_id`, `userId` and `userid` alike.
@@ -186,10 +196,38 @@ impl Matcher {
     }
 }
 
-/// Answers from stubs, and default messages for methods that have none.
+/// The stubs in force: the files' and those added over the admin API.
+#[derive(Default)]
+struct Table {
+    by_method: HashMap<String, Vec<Arc<Stub>>>,
+    /// Every stub as written, with where it came from, in order (the admin API's `GET /`).
+    listed: Vec<(String, RawStub)>,
+    /// Those added over the admin API, kept across reloads of the files.
+    added: Vec<RawStub>,
+}
+
+impl Table {
+    fn push(
+        &mut self,
+        raw: RawStub,
+        pools: &[DescriptorPool],
+        source: String,
+    ) -> Result<usize, String> {
+        let (path, stub) =
+            check(raw.clone(), pools, &source).map_err(|e| format!("{source}: {e}"))?;
+        self.by_method.entry(path).or_default().push(Arc::new(stub));
+        self.listed.push((source, raw));
+        Ok(self.listed.len() - 1)
+    }
+}
+
+/// Answers from stubs, and default messages for methods that have none. Cheap to clone: the
+/// table is shared, and swapped whole when the files change or the admin API adds a stub.
 #[derive(Clone)]
 pub struct Stubs {
-    by_method: Arc<HashMap<String, Vec<Arc<Stub>>>>,
+    table: Arc<RwLock<Arc<Table>>>,
+    pools: Arc<Vec<DescriptorPool>>,
+    paths: Arc<Vec<PathBuf>>,
     defaults: Defaults,
 }
 
@@ -253,6 +291,24 @@ fn parse_file(path: &Path) -> Result<Vec<RawStub>> {
         OneOrMany::Many(v) => v,
         OneOrMany::One(s) => vec![*s],
     })
+}
+
+/// The stubs of the files under `paths`, then `added` (the admin API's), checked.
+fn read_table(paths: &[PathBuf], pools: &[DescriptorPool], added: &[RawStub]) -> Result<Table> {
+    let mut table = Table::default();
+    for file in stub_files(paths)? {
+        for (i, raw) in parse_file(&file)?.into_iter().enumerate() {
+            let source = format!("{} stub #{}", file.display(), i + 1);
+            table.push(raw, pools, source).map_err(anyhow::Error::msg)?;
+        }
+    }
+    for (i, raw) in added.iter().enumerate() {
+        table
+            .push(raw.clone(), pools, format!("admin stub #{}", i + 1))
+            .map_err(anyhow::Error::msg)?;
+    }
+    table.added = added.to_vec();
+    Ok(table)
 }
 
 /// A parser's message without its own " at line X column Y" (the location leads the line).
@@ -415,6 +471,7 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
             answer,
             headers,
             delay,
+            output: raw.output.clone(),
         },
     ))
 }
@@ -422,24 +479,139 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
 impl Stubs {
     /// Loads and checks every stub under `paths` against the services in `pools`.
     pub fn load(paths: &[PathBuf], pools: &[DescriptorPool], defaults: Defaults) -> Result<Stubs> {
-        let mut by_method: HashMap<String, Vec<Arc<Stub>>> = HashMap::new();
-        for file in stub_files(paths)? {
-            for (i, raw) in parse_file(&file)?.into_iter().enumerate() {
-                let source = format!("{} stub #{}", file.display(), i + 1);
-                let (path, stub) =
-                    check(raw, pools, &source).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
-                by_method.entry(path).or_default().push(Arc::new(stub));
-            }
-        }
+        let table = read_table(paths, pools, &[])?;
         Ok(Stubs {
-            by_method: Arc::new(by_method),
+            table: Arc::new(RwLock::new(Arc::new(table))),
+            pools: Arc::new(pools.to_vec()),
+            paths: Arc::new(paths.to_vec()),
             defaults,
         })
     }
 
-    /// How many stubs were loaded.
+    fn current(&self) -> Arc<Table> {
+        match self.table.read() {
+            Ok(t) => t.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn replace(&self, table: Table) {
+        match self.table.write() {
+            Ok(mut t) => *t = Arc::new(table),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(table),
+        }
+    }
+
+    /// How many stubs are in force.
     pub fn len(&self) -> usize {
-        self.by_method.values().map(Vec::len).sum()
+        self.current().listed.len()
+    }
+
+    /// Every stub in force, as GripMock's `GET /` lists them.
+    pub fn list(&self) -> Value {
+        let table = self.current();
+        Value::Array(
+            table
+                .listed
+                .iter()
+                .enumerate()
+                .map(|(id, (source, raw))| {
+                    let mut v = serde_json::to_value(raw).unwrap_or_default();
+                    if let Some(m) = v.as_object_mut() {
+                        m.insert("id".into(), id.into());
+                        m.insert("source".into(), source.clone().into());
+                    }
+                    v
+                })
+                .collect(),
+        )
+    }
+
+    /// Adds the stub (or list of stubs) in `body` (GripMock's `POST /add`): checked as the
+    /// files' are; their ids, or what is wrong.
+    pub fn add(&self, body: &[u8]) -> Result<Vec<usize>, String> {
+        let parsed: OneOrMany = serde_json::from_slice(body)
+            .map_err(|e| format!("not a stub (or a list of stubs): {e}"))?;
+        let raws = match parsed {
+            OneOrMany::Many(v) => v,
+            OneOrMany::One(s) => vec![*s],
+        };
+        let old = self.current();
+        let mut added = old.added.clone();
+        added.extend(raws.iter().cloned());
+        let table = read_table(&self.paths, &self.pools, &added).map_err(|e| e.to_string())?;
+        let first = table.listed.len() - raws.len();
+        self.replace(table);
+        Ok((first..first + raws.len()).collect())
+    }
+
+    /// The answer the stubs give a request (GripMock's `POST /find`: `service`, `method`,
+    /// `data`): the stub's output, or what is wrong.
+    pub fn find(&self, body: &[u8]) -> Result<Value, String> {
+        #[derive(Deserialize)]
+        struct Find {
+            service: String,
+            method: String,
+            #[serde(default)]
+            data: Value,
+        }
+        let f: Find = serde_json::from_slice(body)
+            .map_err(|e| format!("expected service, method and data: {e}"))?;
+        let method = find_method(&self.pools, &f.service, &f.method)?;
+        let data = if f.data.is_null() {
+            Value::Object(Map::new())
+        } else {
+            f.data
+        };
+        let req = DynamicMessage::deserialize(method.input(), data)
+            .map_err(|e| format!("data does not fit {}: {e}", method.input().full_name()))?;
+        let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+        match self
+            .pick(&method, &req)
+            .map_err(|s| s.message().to_owned())?
+        {
+            None => Err(format!("{} has no stubs", &path[1..])),
+            Some(stub) => Ok(serde_json::to_value(&stub.output).unwrap_or_default()),
+        }
+    }
+
+    /// Rereads the stub files every second when they change, keeping the stubs in force when
+    /// the new ones do not check (and saying why, once per change).
+    pub fn watch(&self) {
+        let this = self.clone();
+        let fingerprint = move || -> Vec<(PathBuf, Option<std::time::SystemTime>, u64)> {
+            stub_files(&this.paths)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| {
+                    let meta = std::fs::metadata(&p).ok();
+                    let modified = meta.as_ref().and_then(|m| m.modified().ok());
+                    (p, modified, meta.map_or(0, |m| m.len()))
+                })
+                .collect()
+        };
+        let this = self.clone();
+        let _ = std::thread::Builder::new()
+            .name("volley-stubs".into())
+            .spawn(move || {
+                let mut seen = fingerprint();
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                    let now = fingerprint();
+                    if now == seen {
+                        continue;
+                    }
+                    seen = now;
+                    let added = this.current().added.clone();
+                    match read_table(&this.paths, &this.pools, &added) {
+                        Ok(table) => {
+                            tracing::info!("stubs reloaded: {} in force", table.listed.len());
+                            this.replace(table);
+                        }
+                        Err(e) => tracing::warn!("stubs not reloaded, the old ones stay: {e:#}"),
+                    }
+                }
+            });
     }
 
     /// Whether none were.
@@ -454,7 +626,8 @@ impl Stubs {
         req: &DynamicMessage,
     ) -> Result<Option<Arc<Stub>>, Status> {
         let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
-        let Some(stubs) = self.by_method.get(&path) else {
+        let table = self.current();
+        let Some(stubs) = table.by_method.get(&path) else {
             return Ok(None);
         };
         let json = request_json(req);
