@@ -45,6 +45,11 @@ const GET_STUBS: &str = r#"
   input:
     contains: {prefix: "gone"}
   output: {error: "no such item", code: 5}
+- service: Catalog
+  method: Get
+  input: {contains: {prefix: "t"}}
+  output:
+    data: {sku: "{{.Request.prefix | upper}}-{{randomInt 1 2}}", count: "{{.Request.user_id}}"}
 "#;
 
 const LIST_STUB: &str = r#"{"service": "Catalog", "method": "List",
@@ -111,6 +116,18 @@ fn stubs_pick_answers_by_equals_contains_and_matches() {
         "{out}"
     );
 
+    // A reply template: the request's fields and the call-data functions.
+    let (ok, out) = grpcurl(
+        &addr,
+        r#"{"prefix":"t","user_id":"5"}"#,
+        "shop.v1.Catalog/Get",
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(r#""sku": "T-1""#) && out.contains(r#""count": 5"#),
+        "{out}"
+    );
+
     // matches, a stream with a delay, from a subfolder's JSON file.
     let started = Instant::now();
     let (ok, out) = grpcurl(&addr, r#"{"prefix":"b12"}"#, "shop.v1.Catalog/List");
@@ -173,6 +190,16 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
             "s.json",
             "{\"service\": \"Catalog\",\n  \"method\": }",
             "s.json:2:",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {data: {sku: \"{{.Request.prefix\"}}}",
+            "stub #1: output template \"{{.Request.prefix\": template: unclosed action",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {data: {size: \"{{.Request.prefix}}\"}}}",
+            "stub #1: output.data names no field \"size\" of shop.v1.Item",
         ),
     ];
     for (file, text, want) in cases {
@@ -239,7 +266,7 @@ fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
         r#"{"service":"Catalog","method":"Get","input":{"equals":{"prefix":"new"}},"output":{"data":{"sku":"added"}}}"#,
         &format!("http://{admin}/add"),
     ]);
-    assert_eq!(added, "[2]\n200");
+    assert_eq!(added, "[3]\n200");
     let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
     assert!(ok && out.contains(r#""sku": "added""#), "{out}");
     // POST /find answers as a call would; a stub that does not fit is refused with the reason.

@@ -37,6 +37,7 @@ use prost_reflect::{
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use volley_proto::template::{CallData, Template};
 use volley_server::{
     Code, DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status,
 };
@@ -97,8 +98,70 @@ enum Matcher {
 
 /// What a stub answers.
 enum Answer {
-    Messages(Vec<DynamicMessage>),
+    Messages(Vec<Msg>),
     Failure(Code, String),
+}
+
+/// One reply message: checked at start, or a template rendered per call.
+enum Msg {
+    Fixed(DynamicMessage),
+    /// Data with `{{...}}` in its strings: rendered with the request, then decoded.
+    Templated(Value),
+}
+
+fn is_templated(v: &Value) -> bool {
+    match v {
+        Value::String(s) => volley_proto::template::looks_templated(s),
+        Value::Array(a) => a.iter().any(is_templated),
+        Value::Object(m) => m.values().any(is_templated),
+        _ => false,
+    }
+}
+
+/// Renders every templated string in `v` (parsing only, when `data` is `None`).
+fn render(v: &Value, data: Option<&CallData>) -> Result<Value, String> {
+    Ok(match v {
+        Value::String(s) if volley_proto::template::looks_templated(s) => {
+            let t = Template::parse_reply(s).map_err(|e| format!("{s:?}: {e}"))?;
+            let mut out = String::new();
+            if let Some(d) = data {
+                t.render(d, &mut out).map_err(|e| format!("{s:?}: {e}"))?;
+            }
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| render(x, data))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| Ok((k.clone(), render(x, data)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// The request for templates: its fields by their .proto names and their JSON names, defaults
+/// included (`{{.Request.name}}` of an unset name is empty).
+fn template_request(req: &DynamicMessage) -> Value {
+    let by_proto = SerializeOptions::new()
+        .use_proto_field_name(true)
+        .skip_default_fields(false);
+    let by_json = SerializeOptions::new().skip_default_fields(false);
+    let mut out = match req.serialize_with_options(serde_json::value::Serializer, &by_proto) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    if let Ok(Value::Object(m)) =
+        req.serialize_with_options(serde_json::value::Serializer, &by_json)
+    {
+        for (k, v) in m {
+            out.entry(k).or_insert(v);
+        }
+    }
+    Value::Object(out)
 }
 
 /// One checked stub.
@@ -357,7 +420,7 @@ fn check_fields(
             .any(|f| norm(f.name()) == norm(k) || norm(f.json_name()) == norm(k));
         if !known {
             return Err(format!(
-                "input.{what} names no field {k:?} of {}",
+                "{what} names no field {k:?} of {}",
                 desc.full_name()
             ));
         }
@@ -391,19 +454,19 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
         return Err("input takes one of equals, contains, matches".into());
     }
     let (matcher, shown) = if let Some(m) = &raw.input.equals {
-        check_fields(&input, m, "equals")?;
+        check_fields(&input, m, "input.equals")?;
         (
             Matcher::Equals(norm_map(m)),
             format!("equals {}", Value::Object(m.clone())),
         )
     } else if let Some(m) = &raw.input.contains {
-        check_fields(&input, m, "contains")?;
+        check_fields(&input, m, "input.contains")?;
         (
             Matcher::Contains(norm_map(m)),
             format!("contains {}", Value::Object(m.clone())),
         )
     } else if let Some(m) = &raw.input.matches {
-        check_fields(&input, m, "matches")?;
+        check_fields(&input, m, "input.matches")?;
         let mut res = Vec::new();
         for (k, v) in m {
             let text = text_of(v);
@@ -441,12 +504,21 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
                 (None, Some(v)) => vec![v.clone()],
                 (None, None) => vec![Value::Object(Map::new())],
             };
-            Answer::Messages(
-                values
-                    .iter()
-                    .map(|v| message(&output, v))
-                    .collect::<Result<_, _>>()?,
-            )
+            let mut msgs = Vec::new();
+            for v in &values {
+                if is_templated(v) {
+                    // Checked at start as far as it can be: the templates parse and the fields
+                    // exist; the rendered values are checked per call.
+                    render(v, None).map_err(|e| format!("output template {e}"))?;
+                    if let Value::Object(m) = v {
+                        check_fields(&output, m, "output.data")?;
+                    }
+                    msgs.push(Msg::Templated(v.clone()));
+                } else {
+                    msgs.push(Msg::Fixed(message(&output, v)?));
+                }
+            }
+            Answer::Messages(msgs)
         }
     };
     let mut headers = Vec::new();
@@ -652,14 +724,49 @@ impl Stubs {
     }
 }
 
-async fn answer(stub: &Stub) -> Result<Vec<DynamicMessage>, Status> {
+async fn answer(
+    stub: &Stub,
+    method: &MethodDescriptor,
+    req: &DynamicMessage,
+) -> Result<Vec<DynamicMessage>, Status> {
     if !stub.delay.is_zero() {
         tokio::time::sleep(stub.delay).await;
     }
-    match &stub.answer {
-        Answer::Messages(m) => Ok(m.clone()),
-        Answer::Failure(code, msg) => Err(Status::new(*code, msg.clone())),
+    let msgs = match &stub.answer {
+        Answer::Messages(m) => m,
+        Answer::Failure(code, msg) => return Err(Status::new(*code, msg.clone())),
+    };
+    let mut data: Option<CallData> = None;
+    let mut out = Vec::with_capacity(msgs.len());
+    for m in msgs {
+        match m {
+            Msg::Fixed(m) => out.push(m.clone()),
+            Msg::Templated(v) => {
+                let d = data.get_or_insert_with(|| CallData {
+                    request: Some(template_request(req)),
+                    fully_qualified_name: method.full_name().to_owned(),
+                    method_name: method.name().to_owned(),
+                    service_name: method.parent_service().full_name().to_owned(),
+                    input_name: method.input().full_name().to_owned(),
+                    output_name: method.output().full_name().to_owned(),
+                    timestamp_unix_nano: volley_bench::target::payload::now_unix_nanos(),
+                    ..CallData::default()
+                });
+                let rendered = render(v, Some(d)).map_err(|e| {
+                    Status::internal(format!("{}: output template {e}", stub.source))
+                })?;
+                let msg = DynamicMessage::deserialize(method.output(), rendered).map_err(|e| {
+                    Status::internal(format!(
+                        "{}: the rendered output does not fit {}: {e}",
+                        stub.source,
+                        method.output().full_name()
+                    ))
+                })?;
+                out.push(msg);
+            }
+        }
     }
+    Ok(out)
 }
 
 fn with_headers<T>(mut resp: Response<T>, stub: &Stub) -> Response<T> {
@@ -682,7 +789,7 @@ impl DynamicHandler for Stubs {
         };
         let method = method.clone();
         Box::pin(async move {
-            let mut messages = answer(&stub).await?;
+            let mut messages = answer(&stub, &method, request.get_ref()).await?;
             let first = messages
                 .drain(..)
                 .next()
@@ -701,8 +808,9 @@ impl DynamicHandler for Stubs {
             Ok(Some(stub)) => stub,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
+        let method = method.clone();
         Box::pin(async move {
-            let messages = answer(&stub).await?;
+            let messages = answer(&stub, &method, request.get_ref()).await?;
             let s: DynamicStream =
                 Box::pin(futures_util::stream::iter(messages.into_iter().map(Ok)));
             Ok(with_headers(Response::new(s), &stub))
@@ -725,7 +833,7 @@ impl DynamicHandler for Stubs {
             let Some(stub) = this.pick(&method, &last)? else {
                 return Ok(Response::new(DynamicMessage::new(method.output())));
             };
-            let first = answer(&stub).await?.into_iter().next();
+            let first = answer(&stub, &method, &last).await?.into_iter().next();
             let reply = first.unwrap_or_else(|| DynamicMessage::new(method.output()));
             Ok(with_headers(Response::new(reply), &stub))
         })
@@ -747,7 +855,7 @@ impl DynamicHandler for Stubs {
                         let req = r?;
                         match this.pick(&method, &req)? {
                             None => Ok(vec![DynamicMessage::new(method.output()); n]),
-                            Some(stub) => answer(&stub).await,
+                            Some(stub) => answer(&stub, &method, &req).await,
                         }
                     }
                 })
