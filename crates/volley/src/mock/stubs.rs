@@ -750,6 +750,7 @@ async fn answer(
                     input_name: method.input().full_name().to_owned(),
                     output_name: method.output().full_name().to_owned(),
                     timestamp_unix_nano: volley_bench::target::payload::now_unix_nanos(),
+                    uuid: volley_bench::target::payload::uuid_v4(),
                     ..CallData::default()
                 });
                 let rendered = render(v, Some(d)).map_err(|e| {
