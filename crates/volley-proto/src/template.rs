@@ -41,6 +41,8 @@ pub struct CallData {
     pub timestamp_unix_nano: i64,
     /// A fresh UUID v4 for this call.
     pub uuid: String,
+    /// The request as JSON, for reply templates (`{{.Request.name}}`, `volley serve --stubs`).
+    pub request: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -129,6 +131,28 @@ impl Template {
 
     /// Parses `src`, with or without functions (ghz `--disable-template-functions`).
     pub fn parse_with(src: &str, functions: bool) -> Result<Template, TemplateError> {
+        Template::parse_syntax(
+            src,
+            Syntax {
+                functions,
+                request: false,
+            },
+        )
+    }
+
+    /// Parses a reply template (a stub's output): the call-data variables and functions, and the
+    /// request's fields, `{{.Request.name}}` (a missing field renders empty).
+    pub fn parse_reply(src: &str) -> Result<Template, TemplateError> {
+        Template::parse_syntax(
+            src,
+            Syntax {
+                functions: true,
+                request: true,
+            },
+        )
+    }
+
+    fn parse_syntax(src: &str, syntax: Syntax) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut rest = src;
         let mut trim_next_text = false;
@@ -154,7 +178,7 @@ impl Template {
             if !text.is_empty() {
                 parts.push(Part::Text(text.to_owned()));
             }
-            parts.push(Part::Action(parse_pipeline(inner.trim(), functions)?));
+            parts.push(Part::Action(parse_pipeline(inner.trim(), syntax)?));
             rest = &after[close + 2..];
         }
         let text = if trim_next_text {
@@ -200,14 +224,22 @@ pub fn looks_templated(s: &str) -> bool {
     s.contains("{{")
 }
 
-fn parse_pipeline(src: &str, functions: bool) -> Result<Vec<Command>, TemplateError> {
+/// What a template may use.
+#[derive(Clone, Copy)]
+struct Syntax {
+    functions: bool,
+    /// `.Request.field` (reply templates).
+    request: bool,
+}
+
+fn parse_pipeline(src: &str, syntax: Syntax) -> Result<Vec<Command>, TemplateError> {
     if src.is_empty() {
         return Err(TemplateError("empty action {{}}".into()));
     }
     let tokens = tokenize(src)?;
     let mut cmds = Vec::new();
     for group in tokens.split(|t| t == "|") {
-        let mut ops = group.iter().map(|t| operand(t, functions));
+        let mut ops = group.iter().map(|t| operand(t, syntax));
         let head = ops
             .next()
             .ok_or_else(|| TemplateError(format!("missing command in {{{{{src}}}}}")))??;
@@ -273,12 +305,13 @@ fn tokenize(src: &str) -> Result<Vec<String>, TemplateError> {
     Ok(out)
 }
 
-fn operand(tok: &str, functions: bool) -> Result<Operand, TemplateError> {
+fn operand(tok: &str, syntax: Syntax) -> Result<Operand, TemplateError> {
+    let functions = syntax.functions;
     if let Some(s) = tok.strip_prefix('"') {
         return Ok(Operand::Lit(Value::Str(s.to_owned())));
     }
     if let Some(var) = tok.strip_prefix('.') {
-        if VARIABLES.contains(&var) {
+        if VARIABLES.contains(&var) || (syntax.request && var.starts_with("Request.")) {
             return Ok(Operand::Var(var.to_owned()));
         }
         return Err(TemplateError(format!(
@@ -317,6 +350,24 @@ fn operand(tok: &str, functions: bool) -> Result<Operand, TemplateError> {
     Err(TemplateError(format!("function {tok:?} not defined")))
 }
 
+/// A field of the request (`a.b` into nested messages), as a template value; empty when absent.
+fn request_field(path: &str, d: &CallData) -> Value {
+    let mut v = d.request.as_ref();
+    for key in path.split('.') {
+        v = v.and_then(|v| v.get(key));
+    }
+    match v {
+        Some(serde_json::Value::String(s)) => Value::Str(s.clone()),
+        Some(serde_json::Value::Bool(b)) => Value::Bool(*b),
+        Some(serde_json::Value::Number(n)) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Some(other) => Value::Str(other.to_string()),
+        None => Value::Str(String::new()),
+    }
+}
+
 fn var(name: &str, d: &CallData) -> Value {
     let ts = d.timestamp_unix_nano;
     match name {
@@ -334,7 +385,7 @@ fn var(name: &str, d: &CallData) -> Value {
         "TimestampUnixMilli" => Value::Int(ts.div_euclid(1_000_000)),
         "TimestampUnixNano" => Value::Int(ts),
         "UUID" => Value::Str(d.uuid.clone()),
-        _ => unreachable!("checked at parse time"),
+        path => request_field(path.strip_prefix("Request.").unwrap_or(path), d),
     }
 }
 
@@ -511,6 +562,25 @@ mod tests {
         assert_eq!(
             render("{{ .UUID }}"),
             "00000000-0000-4000-8000-000000000000"
+        );
+    }
+
+    #[test]
+    fn reply_templates_read_the_request() {
+        let t = Template::parse_reply(
+            "Hello {{.Request.name | upper}} #{{.Request.order.id}}{{.Request.none}}",
+        )
+        .unwrap();
+        let d = CallData {
+            request: Some(serde_json::json!({"name": "ada", "order": {"id": 7}})),
+            ..CallData::default()
+        };
+        let mut out = String::new();
+        t.render(&d, &mut out).unwrap();
+        assert_eq!(out, "Hello ADA #7");
+        assert!(
+            Template::parse("{{.Request.name}}").is_err(),
+            "call data has no request"
         );
     }
 

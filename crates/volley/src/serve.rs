@@ -33,7 +33,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
         stream_messages: args.stream_messages,
         delay: args.delay,
     };
-    for s in crate::mock::services(&args.proto, &args.import_paths, &args.protoset, &defaults)? {
+    let pools = crate::mock::pools(&args.proto, &args.import_paths, &args.protoset)?;
+    let services = if args.stubs.is_empty() && args.admin_addr.is_none() {
+        crate::mock::services(&pools, &args.proto, &args.protoset, &defaults)?
+    } else {
+        let stubs = crate::mock::stubs::Stubs::load(&args.stubs, &pools, defaults)?;
+        info!(
+            "{} stubs loaded; their files are reread when they change",
+            stubs.len()
+        );
+        stubs.watch();
+        if let Some(addr) = args.admin_addr {
+            let bound = crate::mock::admin::start(addr, stubs.clone())?;
+            info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find)");
+        }
+        crate::mock::services(&pools, &args.proto, &args.protoset, &stubs)?
+    };
+    for s in services {
         info!("serving {} from its descriptor", s.name());
         builder = builder.add_service(s);
     }

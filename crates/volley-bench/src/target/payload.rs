@@ -105,7 +105,8 @@ pub fn now_unix_nanos() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-fn uuid_v4() -> String {
+/// A fresh random UUID (v4), as `{{.UUID}}` renders it.
+pub fn uuid_v4() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 

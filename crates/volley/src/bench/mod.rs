@@ -36,15 +36,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             stream_messages: 3,
             delay: std::time::Duration::ZERO,
         };
-        let extra = match &plan.schema {
-            SchemaSource::Proto(file, imports) => {
-                crate::mock::services(std::slice::from_ref(file), imports, &[], &defaults)?
-            }
-            SchemaSource::Protoset(file) => {
-                crate::mock::services(&[], &[], std::slice::from_ref(file), &defaults)?
-            }
-            SchemaSource::Reflection => Vec::new(),
+        let (protos, imports, protosets) = match &plan.schema {
+            SchemaSource::Proto(file, imports) => (vec![file.clone()], imports.clone(), vec![]),
+            SchemaSource::Protoset(file) => (vec![], vec![], vec![file.clone()]),
+            SchemaSource::Reflection => (vec![], vec![], vec![]),
         };
+        let pools = crate::mock::pools(&protos, &imports, &protosets)?;
+        let extra = crate::mock::services(&pools, &protos, &protosets, &defaults)?;
         // The seed protos name built-in services: those keep their real answers.
         let builtin: Vec<String> = volley_services::all(volley_services::Options {
             delay: std::time::Duration::ZERO,

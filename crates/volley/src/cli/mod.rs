@@ -208,6 +208,14 @@ pub struct ServeArgs {
     /// Serve every service of this compiled FileDescriptorSet too (repeatable).
     #[arg(long, value_name = "FILE")]
     pub protoset: Vec<PathBuf>,
+    /// GripMock-format stubs (JSON or YAML) answering the --proto services: files, or folders
+    /// read with their subfolders (repeatable; GripMock's --stub spelling works too).
+    #[arg(long, alias = "stub", value_name = "PATH")]
+    pub stubs: Vec<PathBuf>,
+    /// Serve GripMock's admin API for the stubs on this address: GET / lists them, POST /add adds
+    /// one, POST /find answers a request as a call would.
+    #[arg(long, value_name = "ADDR")]
+    pub admin_addr: Option<SocketAddr>,
     /// Serve only the --proto and --protoset services, not the built-in ones.
     #[arg(long)]
     pub no_builtin: bool,

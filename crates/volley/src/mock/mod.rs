@@ -1,7 +1,11 @@
 //! `volley serve --proto FILE`: the services of .proto files (or protosets) loaded at start and
-//! served with no code, as `volley_server::Service::dynamic` services. Each method answers a
-//! default message of its output type: one for unary and client-streaming methods, N for
-//! server-streaming ones, N per request for bidi ones.
+//! served with no code, as `volley_server::Service::dynamic` services. Methods answer from
+//! GripMock-format stubs (`stubs`) when there are any; otherwise a default message of the output
+//! type: one for unary and client-streaming methods, N for server-streaming ones, N per request
+//! for bidi ones.
+
+pub mod admin;
+pub mod stubs;
 
 use std::{path::PathBuf, time::Duration};
 
@@ -92,13 +96,12 @@ impl DynamicHandler for Defaults {
     }
 }
 
-/// The services of `protos` (compiled with `import_paths`) and `protosets`, served by `handler`.
-pub fn services(
+/// The descriptors of `protos` (compiled with `import_paths`) and `protosets`.
+pub fn pools(
     protos: &[PathBuf],
     import_paths: &[PathBuf],
     protosets: &[PathBuf],
-    handler: &Defaults,
-) -> Result<Vec<Service>> {
+) -> Result<Vec<DescriptorPool>> {
     let mut pools: Vec<DescriptorPool> = Vec::new();
     for p in protos {
         pools.push(volley_proto::schema::compile_proto(p, import_paths)?);
@@ -106,9 +109,19 @@ pub fn services(
     for p in protosets {
         pools.push(volley_proto::schema::load_protoset(p)?);
     }
+    Ok(pools)
+}
+
+/// The services of `pools`, each served by `handler`.
+pub fn services<H: DynamicHandler + Clone>(
+    pools: &[DescriptorPool],
+    protos: &[PathBuf],
+    protosets: &[PathBuf],
+    handler: &H,
+) -> Result<Vec<Service>> {
     let mut out = Vec::new();
     let mut names = std::collections::HashSet::new();
-    for pool in &pools {
+    for pool in pools {
         for s in pool.services() {
             if names.insert(s.full_name().to_owned()) {
                 out.push(Service::dynamic(&s, handler.clone()));

@@ -1,0 +1,310 @@
+//! `volley serve --proto F --stubs DIR`: GripMock-format stubs answering a .proto never compiled,
+//! called with grpcurl: equals, contains and matches pick their stub, an error stub gives its
+//! status, a delay shows, headers arrive, a request no stub matches gets NOT_FOUND naming the
+//! closest stub; and stubs that do not fit the .proto fail the start, naming what is wrong.
+
+use std::{path::PathBuf, process::Command, time::Instant};
+
+use volley_testkit::{Volley, fails_in_one_line, tool, volley};
+
+const VOLLEY: Volley = volley!();
+
+const SHOP: &str = r#"syntax = "proto3";
+package shop.v1;
+message Item { string sku = 1; int32 count = 2; double price = 3; repeated string tags = 4; }
+message Query { string prefix = 1; int64 user_id = 2; }
+service Catalog {
+  rpc Get(Query) returns (Item);
+  rpc List(Query) returns (stream Item);
+  rpc Chat(stream Query) returns (stream Item);
+}
+"#;
+
+/// A folder with the .proto and `stubs/` holding `files` (relative path, text).
+fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("volley-stubs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("stubs/more")).unwrap();
+    std::fs::write(dir.join("shop.proto"), SHOP).unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.join("stubs").join(path), text).unwrap();
+    }
+    dir
+}
+
+const GET_STUBS: &str = r#"
+- service: Catalog
+  method: Get
+  input:
+    equals: {prefix: "a", userId: 7}
+  output:
+    data: {sku: "a-1", count: 2, tags: [new]}
+    headers: {x-source: stub}
+- service: shop.v1.Catalog
+  method: Get
+  input:
+    contains: {prefix: "gone"}
+  output: {error: "no such item", code: 5}
+- service: Catalog
+  method: Get
+  input: {contains: {prefix: "t"}}
+  output:
+    data: {sku: "{{.Request.prefix | upper}}-{{randomInt 1 2}}", count: "{{.Request.user_id}}"}
+"#;
+
+const LIST_STUB: &str = r#"{"service": "Catalog", "method": "List",
+  "input": {"matches": {"prefix": "^b[0-9]+$"}},
+  "output": {"stream": [{"sku": "b-1"}, {"sku": "b-2"}], "delay": "300ms"}}"#;
+
+fn grpcurl(addr: &str, data: &str, method: &str) -> (bool, String) {
+    let out = Command::new(tool("grpcurl"))
+        .args(["-plaintext", "-v", "-d", data, addr, method])
+        .output()
+        .expect("run grpcurl");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn stubs_pick_answers_by_equals_contains_and_matches() {
+    let dir = project(
+        "serve",
+        &[("get.yaml", GET_STUBS), ("more/list.json", LIST_STUB)],
+    );
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &dir.join("shop.proto").display().to_string(),
+        "--stub",
+        &dir.join("stubs").display().to_string(),
+    ]);
+    let addr = server.addr().to_string();
+
+    // equals, with the request's int64 as JSON text and the field named in either spelling.
+    let (ok, out) = grpcurl(
+        &addr,
+        r#"{"prefix":"a","user_id":"7"}"#,
+        "shop.v1.Catalog/Get",
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(r#""sku": "a-1""#) && out.contains(r#""count": 2"#),
+        "{out}"
+    );
+    assert!(out.contains("x-source: stub"), "headers: {out}");
+    // equals is the whole request: one more field and it does not match.
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"a"}"#, "shop.v1.Catalog/Get");
+    assert!(!ok && out.contains("Code: NotFound"), "{out}");
+    assert!(
+        out.contains("no stub matches {\"prefix\":\"a\"} for shop.v1.Catalog/Get; closest: ")
+            && out.contains("get.yaml stub #1 (equals {\"prefix\":\"a\",\"userId\":7})"),
+        "{out}"
+    );
+
+    // contains, answering with a status.
+    let (ok, out) = grpcurl(
+        &addr,
+        r#"{"prefix":"gone","user_id":"3"}"#,
+        "shop.v1.Catalog/Get",
+    );
+    assert!(
+        !ok && out.contains("Code: NotFound") && out.contains("Message: no such item"),
+        "{out}"
+    );
+
+    // A reply template: the request's fields and the call-data functions.
+    let (ok, out) = grpcurl(
+        &addr,
+        r#"{"prefix":"t","user_id":"5"}"#,
+        "shop.v1.Catalog/Get",
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(r#""sku": "T-1""#) && out.contains(r#""count": 5"#),
+        "{out}"
+    );
+
+    // matches, a stream with a delay, from a subfolder's JSON file.
+    let started = Instant::now();
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"b12"}"#, "shop.v1.Catalog/List");
+    assert!(ok, "{out}");
+    assert!(
+        started.elapsed().as_millis() >= 300,
+        "the delay: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        out.contains(r#""sku": "b-1""#) && out.contains(r#""sku": "b-2""#),
+        "{out}"
+    );
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"bx"}"#, "shop.v1.Catalog/List");
+    assert!(
+        !ok && out.contains("closest: ") && out.contains("list.json stub #1"),
+        "{out}"
+    );
+
+    // A method with no stubs answers default messages.
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"q"}"#, "shop.v1.Catalog/Chat");
+    assert!(ok && out.matches("{}").count() == 3, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
+    let cases = [
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Gett, output: {data: {}}}",
+            "stub #1: service shop.v1.Catalog has no method \"Gett\"",
+        ),
+        (
+            "s.yaml",
+            "- {service: Shop, method: Get, output: {data: {}}}",
+            "stub #1: no service \"Shop\" is served",
+        ),
+        (
+            "s.json",
+            r#"{"service":"Catalog","method":"Get","input":{"equals":{"name":"x"}},"output":{"data":{}}}"#,
+            "stub #1: input.equals names no field \"name\" of shop.v1.Query",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {data: {sku: 3, colour: red}}}",
+            "stub #1: output does not fit shop.v1.Item",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {code: 42}}",
+            "stub #1: output.code 42 is not a gRPC status code",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, input: {matches: {prefix: \"(\"}}, output: {data: {}}}",
+            "input.matches.prefix: \"(\" is not a regex: unclosed group",
+        ),
+        (
+            "s.json",
+            "{\"service\": \"Catalog\",\n  \"method\": }",
+            "s.json:2:",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {data: {sku: \"{{.Request.prefix\"}}}",
+            "stub #1: output template \"{{.Request.prefix\": template: unclosed action",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, output: {data: {size: \"{{.Request.prefix}}\"}}}",
+            "stub #1: output.data names no field \"size\" of shop.v1.Item",
+        ),
+    ];
+    for (file, text, want) in cases {
+        let dir = project("bad", &[(file, text)]);
+        let line = fails_in_one_line(&mut VOLLEY.command(&[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--proto",
+            &dir.join("shop.proto").display().to_string(),
+            "--stubs",
+            &dir.join("stubs").display().to_string(),
+        ]));
+        assert!(line.contains(want), "{text}\n{line}");
+        assert!(line.contains(file), "names the file: {line}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A free loopback port, for a listener the test names before the server starts.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[test]
+fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
+    let dir = project("live", &[("get.yaml", GET_STUBS)]);
+    let admin = format!("127.0.0.1:{}", free_port());
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &dir.join("shop.proto").display().to_string(),
+        "--stubs",
+        &dir.join("stubs").display().to_string(),
+        "--admin-addr",
+        &admin,
+    ]);
+    let addr = server.addr().to_string();
+    let curl = |args: &[&str]| {
+        let out = Command::new(tool("curl"))
+            .args(["-s", "-w", "\n%{http_code}"])
+            .args(args)
+            .output()
+            .expect("run curl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    // GET / lists the files' stubs.
+    let listed = curl(&[&format!("http://{admin}/")]);
+    assert!(
+        listed.ends_with("\n200") && listed.contains(r#""method":"Get""#),
+        "{listed}"
+    );
+    assert!(listed.contains("get.yaml stub #2"), "{listed}");
+
+    // POST /add: the next call uses it.
+    let (ok, _) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(!ok);
+    let added = curl(&[
+        "-d",
+        r#"{"service":"Catalog","method":"Get","input":{"equals":{"prefix":"new"}},"output":{"data":{"sku":"added"}}}"#,
+        &format!("http://{admin}/add"),
+    ]);
+    assert_eq!(added, "[3]\n200");
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(ok && out.contains(r#""sku": "added""#), "{out}");
+    // POST /find answers as a call would; a stub that does not fit is refused with the reason.
+    let found = curl(&[
+        "-d",
+        r#"{"service":"shop.v1.Catalog","method":"Get","data":{"prefix":"new"}}"#,
+        &format!("http://{admin}/find"),
+    ]);
+    assert_eq!(found, "{\"data\":{\"sku\":\"added\"}}\n200");
+    let refused = curl(&[
+        "-d",
+        r#"{"service":"Catalog","method":"Get","output":{"data":{"colour":"red"}}}"#,
+        &format!("http://{admin}/add"),
+    ]);
+    assert!(
+        refused.ends_with("\n400") && refused.contains("output does not fit shop.v1.Item"),
+        "{refused}"
+    );
+
+    // The file changes on disk: reread within a couple of seconds; the added stub stays.
+    std::fs::write(
+        dir.join("stubs/get.yaml"),
+        "- {service: Catalog, method: Get, input: {contains: {prefix: a}}, output: {data: {sku: reloaded}}}\n",
+    )
+    .unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (ok, out) = grpcurl(&addr, r#"{"prefix":"a"}"#, "shop.v1.Catalog/Get");
+        if ok && out.contains(r#""sku": "reloaded""#) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not reloaded: {out}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
+    assert!(
+        ok && out.contains(r#""sku": "added""#),
+        "the admin's stub survives a reload: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
