@@ -12,6 +12,9 @@
 //! - `report`: the merged recorder as ghz's figures and volley's additions ([`Report`]), with the
 //!   `options` block rebuilt from the plan; `report::format` prints it in ghz's layouts.
 //! - `gate`: thresholds judged against the report, for CI (exit codes, verdicts, JUnit).
+//! - `results`, `merge`, `compare`: a run as data (HDR histograms and exact figures in `-O
+//!   json`), shards merged exactly, two runs compared beyond their noise; `k8s` prints a plan as
+//!   a Kubernetes Indexed Job.
 
 pub mod call;
 pub mod compare;
