@@ -16,7 +16,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{recorder::Recorder, results::Results};
+use crate::{recorder::Recorder, report::gofmt::tabwrite, results::Results};
 
 /// z for a 95% interval.
 const Z: f64 = 1.96;
@@ -339,23 +339,10 @@ pub fn text(rows: &[Row]) -> String {
             note(r).to_owned(),
         ]);
     }
-    let widths: Vec<usize> = (0..5)
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    // ghz's column layout, without the trailing padding.
     let mut s = String::new();
-    for row in cells {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(s, "{}", line.join("   ").trim_end());
+    for line in tabwrite(&cells).lines() {
+        let _ = writeln!(s, "{}", line.trim_end());
     }
     s
 }

@@ -64,6 +64,33 @@ pub fn rfc3339_nano(unix_nanos: i64) -> String {
     format!("{}.{frac}Z", base.trim_end_matches('Z'))
 }
 
+/// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
+/// in a tab: every cell is padded to the column's widest cell plus 3.
+pub fn tabwrite(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        for (c, cell) in r.iter().enumerate() {
+            out.push_str(cell);
+            out.extend(std::iter::repeat_n(
+                ' ',
+                widths[c] - cell.chars().count() + 3,
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +131,18 @@ mod tests {
         assert_eq!(
             rfc3339_nano(1_795_306_597_000_000_000),
             "2026-11-22T00:16:37Z"
+        );
+    }
+
+    #[test]
+    fn tabwriter_matches_go() {
+        let rows = vec![
+            vec!["  [Unavailable]".to_string(), "40 responses".to_string()],
+            vec!["  [OK]".to_string(), "1866 responses".to_string()],
+        ];
+        assert_eq!(
+            tabwrite(&rows),
+            "  [Unavailable]   40 responses     \n  [OK]            1866 responses   \n"
         );
     }
 }

@@ -262,6 +262,7 @@ impl Matcher {
 /// The stubs in force: the files' and those added over the admin API.
 #[derive(Default)]
 struct Table {
+    /// By the method's full name (`package.Service.Method`).
     by_method: HashMap<String, Vec<Arc<Stub>>>,
     /// Every stub as written, with where it came from, in order (the admin API's `GET /`).
     listed: Vec<(String, RawStub)>,
@@ -533,9 +534,8 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
         Some(v) => delay_of(v)?,
         None => Duration::ZERO,
     };
-    let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
     Ok((
-        path,
+        method.full_name().to_owned(),
         Stub {
             source: source.to_owned(),
             matcher,
@@ -637,12 +637,11 @@ impl Stubs {
         };
         let req = DynamicMessage::deserialize(method.input(), data)
             .map_err(|e| format!("data does not fit {}: {e}", method.input().full_name()))?;
-        let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
         match self
             .pick(&method, &req)
             .map_err(|s| s.message().to_owned())?
         {
-            None => Err(format!("{} has no stubs", &path[1..])),
+            None => Err(format!("{} has no stubs", slash_name(&method))),
             Some(stub) => Ok(serde_json::to_value(&stub.output).unwrap_or_default()),
         }
     }
@@ -697,9 +696,9 @@ impl Stubs {
         method: &MethodDescriptor,
         req: &DynamicMessage,
     ) -> Result<Option<Arc<Stub>>, Status> {
-        let path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+        // Keyed by the method's full name, which the descriptor holds: no string made per call.
         let table = self.current();
-        let Some(stubs) = table.by_method.get(&path) else {
+        let Some(stubs) = table.by_method.get(method.full_name()) else {
             return Ok(None);
         };
         // A first stub that matches any request needs no look at it: the request is turned into
@@ -725,9 +724,14 @@ impl Stubs {
         Err(Status::not_found(format!(
             "no stub matches {} for {}{closest}",
             Value::Object(json),
-            &path[1..]
+            slash_name(method)
         )))
     }
+}
+
+/// `package.Service/Method`, as messages name a method.
+fn slash_name(method: &MethodDescriptor) -> String {
+    format!("{}/{}", method.parent_service().full_name(), method.name())
 }
 
 async fn answer(

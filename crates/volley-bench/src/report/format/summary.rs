@@ -3,38 +3,11 @@
 
 use std::io::{self, Write};
 
-use crate::report::gofmt::format_nano_unit;
+use crate::report::gofmt::{format_nano_unit, tabwrite};
 use crate::{
     gate::Verdicts,
     report::{Report, server::ServerFigures},
 };
-
-/// Go's `text/tabwriter` with minwidth 0, padding 3, pad char ' ', for rows whose cells all end
-/// in a tab: every cell is padded to the column's widest cell plus 3.
-fn tabwrite(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        for (c, cell) in r.iter().enumerate() {
-            out.push_str(cell);
-            out.extend(std::iter::repeat_n(
-                ' ',
-                widths[c] - cell.chars().count() + 3,
-            ));
-        }
-        out.push('\n');
-    }
-    out
-}
 
 /// Writes the summary.
 pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -154,21 +127,4 @@ fn server_section(f: &ServerFigures, client_average: u64) -> String {
     }
     s += "\n";
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tabwriter_matches_go() {
-        let rows = vec![
-            vec!["  [Unavailable]".to_string(), "40 responses".to_string()],
-            vec!["  [OK]".to_string(), "1866 responses".to_string()],
-        ];
-        assert_eq!(
-            tabwrite(&rows),
-            "  [Unavailable]   40 responses     \n  [OK]            1866 responses   \n"
-        );
-    }
 }
