@@ -13,7 +13,7 @@ use crate::{
     health::HealthReporter,
     intercept::{Chain, Interceptor, Registered},
     pb::health::health_check_response::ServingStatus,
-    route::{Limits, Page, Router, Shared, rest::Route},
+    route::{Endpoint, Limits, Router, Shared, rest::Route},
 };
 
 /// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
@@ -42,7 +42,7 @@ pub struct ServerBuilder {
     reflection: bool,
     http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
     interceptors: Vec<Registered>,
-    pages: Vec<Page>,
+    endpoints: Vec<Endpoint>,
     cors: Option<crate::cors::Cors>,
 }
 
@@ -67,7 +67,7 @@ impl Default for ServerBuilder {
             reflection: true,
             http_rules: Vec::new(),
             interceptors: Vec::new(),
-            pages: Vec::new(),
+            endpoints: Vec::new(),
             cors: None,
         }
     }
@@ -195,13 +195,40 @@ impl ServerBuilder {
     /// body), rendered per request: how [`metrics::Metrics`](crate::metrics::Metrics) serves
     /// `/metrics`.
     pub fn page(
-        mut self,
+        self,
         path: impl Into<String>,
         render: impl Fn() -> (http::HeaderValue, Bytes) + Send + Sync + 'static,
     ) -> Self {
-        self.pages.push(Page {
+        self.endpoint(http::Method::GET, path, move |_| {
+            let (content_type, body) = render();
+            let mut resp = http::Response::new(body);
+            resp.headers_mut()
+                .insert(http::header::CONTENT_TYPE, content_type);
+            std::future::ready(resp)
+        })
+    }
+
+    /// Answers `method path` on the calls' port with what `handle` makes of the request, its
+    /// whole body read first (refused past
+    /// [`max_recv_message_size`](Self::max_recv_message_size)): an admin API beside the calls,
+    /// as `volley serve --stubs` serves its stubs'. The path is matched exactly, before any
+    /// protocol but gRPC's (`application/grpc` requests are always calls); the same path with
+    /// another method is answered 405. Endpoints are not calls: interceptors (so a token check)
+    /// do not see them.
+    pub fn endpoint<F, Fut>(
+        mut self,
+        method: http::Method,
+        path: impl Into<String>,
+        handle: F,
+    ) -> Self
+    where
+        F: Fn(http::Request<Bytes>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = http::Response<Bytes>> + Send + 'static,
+    {
+        self.endpoints.push(Endpoint {
+            method,
             path: path.into(),
-            render: Arc::new(render),
+            handle: Arc::new(move |req| Box::pin(handle(req))),
         });
         self
     }
@@ -283,7 +310,7 @@ impl ServerBuilder {
             rest,
             chain,
             intercepted,
-            pages: self.pages,
+            endpoints: self.endpoints,
             cors: self.cors,
         });
         let conn = ConnContext::new(

@@ -19,8 +19,15 @@ pub struct VolleyProcess {
 impl VolleyProcess {
     /// Starts `bin` with `args` and waits (up to 30 s) for its "listening on ADDR" log line.
     pub fn start(bin: &Path, args: &[&str]) -> VolleyProcess {
-        let mut child = Command::new(bin)
-            .args(args)
+        let mut cmd = Command::new(bin);
+        cmd.args(args);
+        VolleyProcess::from_command(cmd)
+    }
+
+    /// Starts `cmd` (a `volley` command line, with its own working directory or environment)
+    /// and waits (up to 30 s) for its "listening on ADDR" log line.
+    pub fn from_command(mut cmd: Command) -> VolleyProcess {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

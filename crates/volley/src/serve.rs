@@ -13,7 +13,8 @@ use volley_telemetry::{Exporter, ServerTracing};
 use crate::cli::ServeArgs;
 
 /// Runs the server until a signal, then drains and returns.
-pub fn run(args: ServeArgs) -> Result<()> {
+pub fn run(mut args: ServeArgs) -> Result<()> {
+    args.proto.append(&mut args.protos);
     let mut listeners = Vec::new();
     for addr in std::iter::once(args.addr).chain(args.http_addr) {
         let l = StdListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
@@ -34,19 +35,25 @@ pub fn run(args: ServeArgs) -> Result<()> {
         delay: args.delay,
     };
     let pools = crate::mock::pools(&args.proto, &args.import_paths, &args.protoset)?;
-    let services = if args.stubs.is_empty() && args.admin_addr.is_none() {
-        crate::mock::services(&pools, &args.proto, &args.protoset, &defaults)?
+    let services = if pools.is_empty() {
+        if !args.stubs.is_empty() || args.admin_addr.is_some() {
+            anyhow::bail!("stubs answer the services of a .proto: give --proto or --protoset");
+        }
+        Vec::new()
     } else {
         let stubs = crate::mock::stubs::Stubs::load(&args.stubs, &pools, defaults)?;
-        info!(
-            "{} stubs loaded; their files are reread when they change",
-            stubs.len()
-        );
-        stubs.watch();
+        if !args.stubs.is_empty() {
+            info!(
+                "{} stubs loaded; their files are reread when they change",
+                stubs.len()
+            );
+            stubs.watch();
+        }
         if let Some(addr) = args.admin_addr {
             let bound = crate::mock::admin::start(addr, stubs.clone())?;
-            info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find)");
+            info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find, GET /clear)");
         }
+        builder = crate::mock::admin::mount(builder, &stubs);
         crate::mock::services(&pools, &args.proto, &args.protoset, &stubs)?
     };
     for s in services {

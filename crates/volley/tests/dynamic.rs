@@ -224,3 +224,65 @@ fn bench_with_a_proto_and_no_host_serves_it_in_process() {
     );
     let _ = std::fs::remove_dir_all(proto.parent().unwrap());
 }
+
+#[test]
+fn bench_with_a_proto_and_stubs_loads_the_stubs_answers() {
+    let proto = write_proto("bench-stubs", SHOP);
+    let stubs = proto.with_file_name("stubs.yaml");
+    std::fs::write(
+        &stubs,
+        "- {service: Catalog, method: List, input: {equals: {prefix: a}}, output: {stream: [{sku: a1}, {sku: a2}]}}\n\
+         - {service: Catalog, method: Get, input: {matches: {prefix: ^err}}, output: {error: down, code: 14}}\n",
+    )
+    .unwrap();
+    let bench = |call: &str, data: &str| {
+        let out = VOLLEY
+            .command(&[
+                "bench",
+                "--proto",
+                &proto.display().to_string(),
+                "--stubs",
+                &stubs.display().to_string(),
+                "--call",
+                call,
+                "-d",
+                data,
+                "-n",
+                "200",
+                "-c",
+                "10",
+                "-O",
+                "json",
+            ])
+            .output()
+            .expect("run volley bench");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        report
+    };
+    let list = bench("shop.v1.Catalog.List", r#"{"prefix":"a"}"#);
+    assert_eq!(list["statusCodeDistribution"], json!({"OK": 200}));
+    assert_eq!(
+        list["volley"]["streaming"]["messagesReceived"], 400,
+        "the stub's two replies a call, not three defaults"
+    );
+    let get = bench("shop.v1.Catalog.Get", r#"{"prefix":"error"}"#);
+    assert_eq!(get["statusCodeDistribution"], json!({"Unavailable": 200}));
+
+    // Stubs answer an in-process server only.
+    let line = fails_in_one_line(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--proto",
+        &proto.display().to_string(),
+        "--stubs",
+        &stubs.display().to_string(),
+        "--call",
+        "shop.v1.Catalog.Get",
+        "127.0.0.1:1",
+    ]));
+    assert!(
+        line.contains("--stubs answer an in-process server"),
+        "{line}"
+    );
+    let _ = std::fs::remove_dir_all(proto.parent().unwrap());
+}

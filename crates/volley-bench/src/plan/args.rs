@@ -34,6 +34,10 @@ pub struct BenchArgs {
     /// Comma-separated import paths (the current directory and the proto's own are added).
     #[arg(short = 'i', long = "import-paths", value_delimiter = ',')]
     pub import_paths: Option<Vec<String>>,
+    /// With no host: the in-process server answers the --proto services from these
+    /// GripMock-format stubs (files or folders, repeatable), as `volley serve --stubs` does.
+    #[arg(long, alias = "stub", value_name = "PATH")]
+    pub stubs: Vec<PathBuf>,
 
     /// Root CA (PEM) to verify the server with.
     #[arg(long)]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 
 use crate::{
-    body::{HttpResponse, RequestBody, ResponseBody, discard, plain},
+    body::{HttpResponse, RequestBody, ResponseBody, discard, plain, read_limited},
     handler::BoxFuture,
     intercept::Peer,
     route::{Envelope, Protocol, Shared, protocol},
@@ -123,6 +123,23 @@ fn choose(
             ..
         }
     );
+    if !grpc && !shared.endpoints.is_empty() {
+        let path = req.uri().path();
+        if let Some(e) = shared
+            .endpoints
+            .iter()
+            .find(|e| e.path == path && e.method == req.method())
+        {
+            return Err(endpoint(shared, e.handle.clone(), req));
+        }
+        if shared.endpoints.iter().any(|e| e.path == path) {
+            return Err(refuse(
+                req,
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                "volley: this path does not take this method\n",
+            ));
+        }
+    }
     if !grpc && !shared.rest.is_empty() {
         if let Some((route, vars)) =
             crate::route::rest::find(&shared.rest, req.method(), req.uri().path())
@@ -151,11 +168,6 @@ fn choose(
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
             Ok((Way::ConnectGet, req))
         }
-        _ if req.method() == http::Method::GET
-            && shared.pages.iter().any(|p| p.path == req.uri().path()) =>
-        {
-            Err(page(shared, req))
-        }
         Protocol::Other if req.method() == http::Method::GET => Err(refuse(
             req,
             http::StatusCode::NOT_FOUND,
@@ -169,20 +181,31 @@ fn choose(
     }
 }
 
-/// A page registered with `ServerBuilder::page`, rendered now.
-fn page(shared: &Shared, req: http::Request<RequestBody>) -> BoxFuture<HttpResponse> {
-    let Some(p) = shared.pages.iter().find(|p| p.path == req.uri().path()) else {
-        return refuse(
-            req,
-            http::StatusCode::NOT_FOUND,
-            "volley: no route for this path\n",
-        );
-    };
-    let (content_type, body) = (p.render)();
-    let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(body)));
-    resp.headers_mut()
-        .insert(http::header::CONTENT_TYPE, content_type);
-    Box::pin(std::future::ready(resp))
+/// An endpoint registered with `ServerBuilder::endpoint`, answered once the body is read.
+fn endpoint(
+    shared: &Shared,
+    handle: crate::route::EndpointFn,
+    req: http::Request<RequestBody>,
+) -> BoxFuture<HttpResponse> {
+    let max = shared.limits.max_recv;
+    let (parts, body) = req.into_parts();
+    Box::pin(async move {
+        let body = match read_limited(body, max).await {
+            Ok(b) => b,
+            Err((status, http)) => {
+                let code = http.unwrap_or(http::StatusCode::BAD_REQUEST);
+                let mut r = plain(code, "");
+                *r.body_mut() = ResponseBody::other(http_body_util::Full::new(bytes::Bytes::from(
+                    format!("volley: {}\n", status.message()),
+                )));
+                return r;
+            }
+        };
+        let (head, body) = handle(http::Request::from_parts(parts, body))
+            .await
+            .into_parts();
+        http::Response::from_parts(head, ResponseBody::other(http_body_util::Full::new(body)))
+    })
 }
 
 /// A plain-text answer once the request's body (if any) has been read: see `drain::discard`.

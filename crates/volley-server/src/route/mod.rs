@@ -31,8 +31,8 @@ pub(crate) struct Shared {
     pub(crate) chain: Option<Arc<Chain>>,
     /// Whether any call has interceptors: when not, calls take the path without them.
     pub(crate) intercepted: bool,
-    /// Plain `GET` pages served beside the calls (`/metrics`).
-    pub(crate) pages: Vec<Page>,
+    /// Plain HTTP endpoints served beside the calls (`/metrics`, an admin API).
+    pub(crate) endpoints: Vec<Endpoint>,
     /// CORS for web pages on other origins, when configured.
     pub(crate) cors: Option<crate::cors::Cors>,
 }
@@ -52,14 +52,22 @@ impl Shared {
             rest: Vec::new(),
             chain: None,
             intercepted: false,
-            pages: Vec::new(),
+            endpoints: Vec::new(),
             cors: None,
         }
     }
 }
 
-/// A plain `GET` answer served on the calls' port.
-pub(crate) struct Page {
+/// A plain HTTP endpoint served on the calls' port: a method, a path, and what answers them.
+pub(crate) struct Endpoint {
+    pub(crate) method: http::Method,
     pub(crate) path: String,
-    pub(crate) render: Arc<dyn Fn() -> (http::HeaderValue, bytes::Bytes) + Send + Sync>,
+    pub(crate) handle: EndpointFn,
 }
+
+/// What answers an [`Endpoint`]: the request with its whole body, to the response.
+pub(crate) type EndpointFn = Arc<
+    dyn Fn(http::Request<bytes::Bytes>) -> crate::handler::BoxFuture<http::Response<bytes::Bytes>>
+        + Send
+        + Sync,
+>;

@@ -29,9 +29,12 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         emit(kind, &args, &plan)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if plan.host.is_some() && !args.stubs.is_empty() {
+        anyhow::bail!("--stubs answer an in-process server: give no host with them");
+    }
     let _embedded = if plan.host.is_none() {
-        // A --proto or --protoset with no host: its services are served in-process too (default
-        // answers), so a plan can be tried before its server exists.
+        // A --proto or --protoset with no host: its services are served in-process too (from
+        // --stubs, or default answers), so a plan can be tried before its server exists.
         let defaults = crate::mock::Defaults {
             stream_messages: 3,
             delay: std::time::Duration::ZERO,
@@ -42,7 +45,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             SchemaSource::Reflection => (vec![], vec![], vec![]),
         };
         let pools = crate::mock::pools(&protos, &imports, &protosets)?;
-        let extra = crate::mock::services(&pools, &protos, &protosets, &defaults)?;
+        if pools.is_empty() && !args.stubs.is_empty() {
+            anyhow::bail!("--stubs answer the services of a .proto: give --proto or --protoset");
+        }
+        let stubs = crate::mock::stubs::Stubs::load(&args.stubs, &pools, defaults)?;
+        let extra = crate::mock::services(&pools, &protos, &protosets, &stubs)?;
         // The seed protos name built-in services: those keep their real answers.
         let builtin: Vec<String> = volley_services::all(volley_services::Options {
             delay: std::time::Duration::ZERO,

@@ -193,14 +193,19 @@ pub struct ServeArgs {
     pub addr: SocketAddr,
 
     /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
-    /// each method answers a default message of its output type.
+    /// each method answers from the stubs, or a default message of its output type.
     #[arg(long, value_name = "FILE")]
     pub proto: Vec<PathBuf>,
+    /// .proto files given as GripMock takes them (`gripmock --stub=DIR FILE.proto`): the same
+    /// as --proto.
+    #[arg(value_name = "PROTO")]
+    pub protos: Vec<PathBuf>,
     /// Import paths for --proto, comma-separated (the file's own directory and the current one
-    /// are added).
+    /// are added; GripMock's --imports spelling works too).
     #[arg(
         short = 'i',
         long = "import-paths",
+        alias = "imports",
         value_delimiter = ',',
         value_name = "DIRS"
     )]
@@ -212,8 +217,9 @@ pub struct ServeArgs {
     /// read with their subfolders (repeatable; GripMock's --stub spelling works too).
     #[arg(long, alias = "stub", value_name = "PATH")]
     pub stubs: Vec<PathBuf>,
-    /// Serve GripMock's admin API for the stubs on this address: GET / lists them, POST /add adds
-    /// one, POST /find answers a request as a call would.
+    /// Also serve GripMock's admin API for the stubs on this address (it is always on the calls'
+    /// port too, under /api/stubs): GET / lists them, POST /add adds one, POST /find answers a
+    /// request as a call would, GET /clear drops those added.
     #[arg(long, value_name = "ADDR")]
     pub admin_addr: Option<SocketAddr>,
     /// Serve only the --proto and --protoset services, not the built-in ones.

@@ -1,52 +1,113 @@
-//! GripMock's admin API over HTTP/1.1 on `--admin-addr`: `GET /` lists the stubs in force,
-//! `POST /add` adds a stub (or a list), `POST /find` answers `{service, method, data}` as a call
-//! would. The stubs added apply to the next call.
+//! GripMock's admin API for the stubs, on the calls' own port and on `--admin-addr`: GripMock
+//! v3's paths (`GET`/`POST`/`DELETE /api/stubs`, `POST /api/stubs/search`, the health probes)
+//! and v1's (`POST /add`, `POST /find`, `GET /clear`, and `GET /` on `--admin-addr` only: on the
+//! calls' port `/` is volley's hello). Stubs added apply to the next call.
 
 use std::{convert::Infallible, net::SocketAddr};
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
+use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::{Method, StatusCode, body::Incoming, server::conn::http1, service::service_fn};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use volley_server::ServerBuilder;
 
 use super::stubs::Stubs;
 
-/// Request bodies larger than this are refused.
+/// Request bodies larger than this are refused on `--admin-addr`.
 const MAX_BODY: usize = 4 << 20;
 
-fn reply(status: StatusCode, body: &Value) -> hyper::Response<Full<Bytes>> {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(body.to_string())));
+/// What an admin request asks for.
+#[derive(Clone, Copy)]
+enum Op {
+    List,
+    Add,
+    Find,
+    Clear,
+    Health,
+}
+
+/// The routes served on both ports: GripMock v3's under `/api`, and v1's but for `GET /`.
+const ROUTES: &[(Method, &str, Op)] = &[
+    (Method::GET, "/api/stubs", Op::List),
+    (Method::POST, "/api/stubs", Op::Add),
+    (Method::DELETE, "/api/stubs", Op::Clear),
+    (Method::POST, "/api/stubs/search", Op::Find),
+    (Method::GET, "/api/health/liveness", Op::Health),
+    (Method::GET, "/api/health/readiness", Op::Health),
+    (Method::POST, "/add", Op::Add),
+    (Method::POST, "/find", Op::Find),
+    (Method::GET, "/clear", Op::Clear),
+];
+
+fn reply(status: StatusCode, body: &Value) -> http::Response<Bytes> {
+    let mut r = http::Response::new(Bytes::from(body.to_string()));
     *r.status_mut() = status;
     r.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
     );
     r
 }
 
-async fn answer(stubs: Stubs, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
-    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => return reply(StatusCode::BAD_REQUEST, &json!({"error": e.to_string()})),
-    };
-    match (method, path.as_str()) {
-        (Method::GET, "/") => reply(StatusCode::OK, &stubs.list()),
-        (Method::POST, "/add") => match stubs.add(&body) {
+fn answer(stubs: &Stubs, op: Op, body: &[u8]) -> http::Response<Bytes> {
+    match op {
+        Op::List => reply(StatusCode::OK, &stubs.list()),
+        Op::Add => match stubs.add(body) {
             Ok(ids) => reply(StatusCode::OK, &json!(ids)),
             Err(e) => reply(StatusCode::BAD_REQUEST, &json!({"error": e})),
         },
-        (Method::POST, "/find") => match stubs.find(&body) {
+        Op::Find => match stubs.find(body) {
             Ok(output) => reply(StatusCode::OK, &output),
             Err(e) => reply(StatusCode::NOT_FOUND, &json!({"error": e})),
         },
-        (_, p) => reply(
-            StatusCode::NOT_FOUND,
-            &json!({"error": format!("no {p} here: GET /, POST /add, POST /find")}),
-        ),
+        Op::Clear => {
+            let n = stubs.clear();
+            reply(StatusCode::OK, &json!({"message": "ok", "cleared": n}))
+        }
+        Op::Health => reply(StatusCode::OK, &json!({"message": "ok"})),
     }
+}
+
+/// Serves the admin API on the calls' port of the server `builder` makes.
+pub fn mount(mut builder: ServerBuilder, stubs: &Stubs) -> ServerBuilder {
+    for (method, path, op) in ROUTES {
+        let (stubs, op) = (stubs.clone(), *op);
+        builder = builder.endpoint(method.clone(), *path, move |req: http::Request<Bytes>| {
+            std::future::ready(answer(&stubs, op, req.body()))
+        });
+    }
+    builder
+}
+
+async fn serve_one(stubs: Stubs, req: hyper::Request<Incoming>) -> http::Response<Full<Bytes>> {
+    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return reply(StatusCode::BAD_REQUEST, &json!({"error": e.to_string()})).map(Full::new);
+        }
+    };
+    let op = match (&method, path.as_str()) {
+        (&Method::GET, "/") => Some(Op::List),
+        (m, p) => ROUTES
+            .iter()
+            .find(|(rm, rp, _)| rm == m && *rp == p)
+            .map(|r| r.2),
+    };
+    let resp = match op {
+        Some(op) => answer(&stubs, op, &body),
+        None => reply(
+            StatusCode::NOT_FOUND,
+            &json!({"error": format!(
+                "no {method} {path} here: GET /, POST /add, POST /find, GET /clear, \
+                 GET|POST|DELETE /api/stubs, POST /api/stubs/search"
+            )}),
+        ),
+    };
+    resp.map(Full::new)
 }
 
 /// Serves the admin API on `addr` from a thread of its own, for the life of the process.
@@ -73,7 +134,7 @@ pub fn start(addr: SocketAddr, stubs: Stubs) -> Result<SocketAddr> {
                     tokio::spawn(async move {
                         let service = service_fn(move |req| {
                             let stubs = stubs.clone();
-                            async move { Ok::<_, Infallible>(answer(stubs, req).await) }
+                            async move { Ok::<_, Infallible>(serve_one(stubs, req).await) }
                         });
                         let _ = http1::Builder::new()
                             .serve_connection(TokioIo::new(conn), service)

@@ -106,7 +106,7 @@ enum Answer {
 enum Msg {
     Fixed(DynamicMessage),
     /// Data with `{{...}}` in its strings: rendered with the request, then decoded.
-    Templated(Value),
+    Templated(Shape),
 }
 
 fn is_templated(v: &Value) -> bool {
@@ -118,29 +118,68 @@ fn is_templated(v: &Value) -> bool {
     }
 }
 
-/// Renders every templated string in `v` (parsing only, when `data` is `None`).
-fn render(v: &Value, data: Option<&CallData>) -> Result<Value, String> {
-    Ok(match v {
-        Value::String(s) if volley_proto::template::looks_templated(s) => {
-            let t = Template::parse_reply(s).map_err(|e| format!("{s:?}: {e}"))?;
-            let mut out = String::new();
-            if let Some(d) = data {
-                t.render(d, &mut out).map_err(|e| format!("{s:?}: {e}"))?;
-            }
-            Value::String(out)
+/// A reply's JSON with its templates parsed once, at start (parsing per call cost about a
+/// third of a templated stub's time, BENCHMARKS.md).
+enum Shape {
+    /// No template below here.
+    Fixed(Value),
+    /// A templated string: its text (for messages) and the parsed template.
+    Template(String, Box<Template>),
+    Array(Vec<Shape>),
+    Object(Vec<(String, Shape)>),
+}
+
+impl Shape {
+    /// Whether a template reads `{{.UUID}}` (made only then: a v4 UUID is a getrandom call).
+    fn reads_uuid(&self) -> bool {
+        match self {
+            Shape::Fixed(_) => false,
+            Shape::Template(src, _) => src.contains("UUID"),
+            Shape::Array(a) => a.iter().any(Shape::reads_uuid),
+            Shape::Object(m) => m.iter().any(|(_, x)| x.reads_uuid()),
         }
-        Value::Array(a) => Value::Array(
-            a.iter()
-                .map(|x| render(x, data))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| Ok((k.clone(), render(x, data)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        other => other.clone(),
-    })
+    }
+
+    /// Parses every templated string in `v`.
+    fn parse(v: &Value) -> Result<Shape, String> {
+        if !is_templated(v) {
+            return Ok(Shape::Fixed(v.clone()));
+        }
+        Ok(match v {
+            Value::String(s) => {
+                let t = Template::parse_reply(s).map_err(|e| format!("{s:?}: {e}"))?;
+                Shape::Template(s.clone(), Box::new(t))
+            }
+            Value::Array(a) => Shape::Array(a.iter().map(Shape::parse).collect::<Result<_, _>>()?),
+            Value::Object(m) => Shape::Object(
+                m.iter()
+                    .map(|(k, x)| Ok((k.clone(), Shape::parse(x)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            other => Shape::Fixed(other.clone()),
+        })
+    }
+
+    /// The JSON with every template rendered from `data`.
+    fn render(&self, data: &CallData) -> Result<Value, String> {
+        Ok(match self {
+            Shape::Fixed(v) => v.clone(),
+            Shape::Template(src, t) => {
+                let mut out = String::new();
+                t.render(data, &mut out)
+                    .map_err(|e| format!("{src:?}: {e}"))?;
+                Value::String(out)
+            }
+            Shape::Array(a) => {
+                Value::Array(a.iter().map(|x| x.render(data)).collect::<Result<_, _>>()?)
+            }
+            Shape::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| Ok((k.clone(), x.render(data)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        })
+    }
 }
 
 /// The request for templates: its fields by their .proto names and their JSON names, defaults
@@ -154,6 +193,13 @@ fn template_request(req: &DynamicMessage) -> Value {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };
+    // Only top-level names are added, so a second pass is needed only when one differs.
+    let renamed = prost_reflect::ReflectMessage::descriptor(req)
+        .fields()
+        .any(|f| f.json_name() != f.name());
+    if !renamed {
+        return Value::Object(out);
+    }
     if let Ok(Value::Object(m)) =
         req.serialize_with_options(serde_json::value::Serializer, &by_json)
     {
@@ -405,8 +451,19 @@ fn find_method(
             }
         }
     };
+    // GripMock v1 capitalised the first letter (Go's exported names): `sayHello` is `SayHello`.
     s.methods()
         .find(|m| m.name() == method)
+        .or_else(|| {
+            s.methods().find(|m| {
+                let (a, b) = (m.name(), method);
+                a.len() == b.len()
+                    && a.get(..1)
+                        .zip(b.get(..1))
+                        .is_some_and(|(x, y)| x.eq_ignore_ascii_case(y))
+                    && a.get(1..) == b.get(1..)
+            })
+        })
         .ok_or_else(|| format!("service {} has no method {method:?}", s.full_name()))
 }
 
@@ -510,11 +567,11 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
                 if is_templated(v) {
                     // Checked at start as far as it can be: the templates parse and the fields
                     // exist; the rendered values are checked per call.
-                    render(v, None).map_err(|e| format!("output template {e}"))?;
+                    let shape = Shape::parse(v).map_err(|e| format!("output template {e}"))?;
                     if let Value::Object(m) = v {
                         check_fields(&output, m, "output.data")?;
                     }
-                    msgs.push(Msg::Templated(v.clone()));
+                    msgs.push(Msg::Templated(shape));
                 } else {
                     msgs.push(Msg::Fixed(message(&output, v)?));
                 }
@@ -646,6 +703,27 @@ impl Stubs {
         }
     }
 
+    /// Drops the stubs added over the admin API (GripMock's `GET /clear`, `DELETE /api/stubs`);
+    /// the files' stay, as they are on disk. How many were dropped.
+    pub fn clear(&self) -> usize {
+        let old = self.current();
+        let n = old.added.len();
+        if n > 0 {
+            match read_table(&self.paths, &self.pools, &[]) {
+                Ok(table) => self.replace(table),
+                // The files changed on disk and no longer check: keep only theirs in force.
+                Err(_) => {
+                    let mut table = Table::default();
+                    for (source, raw) in &old.listed[..old.listed.len() - n] {
+                        let _ = table.push(raw.clone(), &self.pools, source.clone());
+                    }
+                    self.replace(table);
+                }
+            }
+        }
+        n
+    }
+
     /// Rereads the stub files every second when they change, keeping the stubs in force when
     /// the new ones do not check (and saying why, once per change).
     pub fn watch(&self) {
@@ -760,10 +838,17 @@ async fn answer(
                     input_name: method.input().full_name().to_owned(),
                     output_name: method.output().full_name().to_owned(),
                     timestamp_unix_nano: volley_bench::target::payload::now_unix_nanos(),
-                    uuid: volley_bench::target::payload::uuid_v4(),
+                    uuid: if msgs
+                        .iter()
+                        .any(|m| matches!(m, Msg::Templated(s) if s.reads_uuid()))
+                    {
+                        volley_bench::target::payload::uuid_v4()
+                    } else {
+                        String::new()
+                    },
                     ..CallData::default()
                 });
-                let rendered = render(v, Some(d)).map_err(|e| {
+                let rendered = v.render(d).map_err(|e| {
                     Status::internal(format!("{}: output template {e}", stub.source))
                 })?;
                 let msg = DynamicMessage::deserialize(method.output(), rendered).map_err(|e| {
