@@ -191,6 +191,17 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
             "{\"service\": \"Catalog\",\n  \"method\": }",
             "s.json:2:",
         ),
+        // GripMock v3's extras are refused, not half-honoured.
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, priority: 5, output: {data: {}}}",
+            "stub #1: \"priority\" is not a key volley's stubs take",
+        ),
+        (
+            "s.yaml",
+            "- {service: Catalog, method: Get, input: {ignoreArrayOrder: true, equals: {prefix: a}}, output: {data: {}}}",
+            "stub #1: \"input.ignoreArrayOrder\" is not a key",
+        ),
         (
             "s.yaml",
             "- {service: Catalog, method: Get, output: {data: {sku: \"{{.Request.prefix\"}}}",

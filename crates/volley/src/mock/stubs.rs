@@ -52,6 +52,10 @@ struct RawStub {
     #[serde(default)]
     input: RawInput,
     output: RawOutput,
+    /// Keys volley does not take (GripMock v2/v3's `priority`, `times`, ...): refused at start
+    /// rather than ignored. `id` and `source`, which the admin API's list adds, are let through.
+    #[serde(flatten, skip_serializing)]
+    other: Map<String, Value>,
 }
 
 #[derive(Deserialize, Serialize, Clone, Default)]
@@ -62,6 +66,8 @@ struct RawInput {
     contains: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     matches: Option<Map<String, Value>>,
+    #[serde(flatten, skip_serializing)]
+    other: Map<String, Value>,
 }
 
 #[derive(Deserialize, Serialize, Clone)]
@@ -79,6 +85,8 @@ struct RawOutput {
     headers: HashMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     delay: Option<Value>,
+    #[serde(flatten, skip_serializing)]
+    other: Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -500,7 +508,31 @@ fn delay_of(v: &Value) -> Result<Duration, String> {
     }
 }
 
+/// The first key of a stub volley does not take, as an error naming it.
+fn unknown_keys(raw: &RawStub) -> Result<(), String> {
+    let top = raw
+        .other
+        .keys()
+        .find(|k| !matches!(k.as_str(), "id" | "source"))
+        .map(|k| k.to_string());
+    let input = raw.input.other.keys().next().map(|k| format!("input.{k}"));
+    let output = raw
+        .output
+        .other
+        .keys()
+        .next()
+        .map(|k| format!("output.{k}"));
+    match top.or(input).or(output) {
+        None => Ok(()),
+        Some(key) => Err(format!(
+            "{key:?} is not a key volley's stubs take (service, method, input: equals, contains, \
+             matches; output: data, stream, error, code, headers, delay; see docs/mock.md)"
+        )),
+    }
+}
+
 fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String, Stub), String> {
+    unknown_keys(&raw)?;
     let method = find_method(pools, &raw.service, &raw.method)?;
     let input = method.input();
     let given = [
