@@ -6,6 +6,7 @@ pub mod child;
 pub mod cli;
 pub mod gateway;
 pub mod lab;
+pub mod listen;
 pub mod mock;
 pub mod netns;
 pub mod orders;

@@ -188,9 +188,10 @@ pub struct ServeArgs {
     #[command(subcommand)]
     pub what: Option<ServeWhat>,
 
-    /// Address to listen on (port 0 picks a free port; the log line says which).
+    /// Address to listen on: host:port (port 0 picks a free port; the log line says which), or
+    /// unix:/path for a Unix socket (its file is removed at exit; a stale one is replaced).
     #[arg(long, default_value = "127.0.0.1:9090")]
-    pub addr: SocketAddr,
+    pub addr: crate::listen::ListenAddr,
 
     /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
     /// each method answers from the stubs, or a default message of its output type.
@@ -232,7 +233,7 @@ pub struct ServeArgs {
     /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
     /// gRPC on 9503).
     #[arg(long, value_name = "ADDR")]
-    pub http_addr: Option<SocketAddr>,
+    pub http_addr: Option<crate::listen::ListenAddr>,
 
     /// Make every handler wait this long before replying (e.g. 200ms), for sleeping-server experiments.
     #[arg(long, value_parser = parse_duration, default_value = "0")]
