@@ -1,12 +1,25 @@
-//! [`Server`]: the accept loop (`serve(listener, shutdown)`, one task per connection, backoff on
+//! [`Server`]: the accept loop (`serve(listener, shutdown)` on TCP, `serve_unix` on a Unix
+//! socket, `serve_incoming` on a caller's byte streams; one task per connection, backoff on
 //! accept errors) and the graceful drain.
 
 use std::{future::Future, io, sync::Arc, time::Duration};
 
-use tokio::{net::TcpListener, sync::watch};
+use futures_util::Stream;
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::{TcpListener, UnixListener},
+    sync::watch,
+};
 use tracing::{debug, warn};
 
-use crate::{ServeError, conn::ConnContext, health::HealthReporter};
+use crate::{
+    ServeError,
+    conn::{
+        ConnContext,
+        socket::{Accept, Incoming},
+    },
+    health::HealthReporter,
+};
 
 /// A built server, ready to [`serve`](Server::serve) listeners.
 pub struct Server {
@@ -56,6 +69,39 @@ impl Server {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
+        self.serve_on(listener, shutdown).await
+    }
+
+    /// As [`serve`](Self::serve), on a Unix socket (sidecars and local daemons). Calls see no
+    /// peer address ([`Peer::addr`](crate::intercept::Peer::addr) is `None`). The socket file
+    /// is the caller's to make and remove.
+    pub async fn serve_unix(
+        &self,
+        listener: UnixListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
+        self.serve_on(listener, shutdown).await
+    }
+
+    /// As [`serve`](Self::serve), on byte streams the caller hands in (each one a connection,
+    /// e.g. one end of `tokio::io::duplex` for a test with no socket at all), until `incoming`
+    /// ends or `shutdown` completes.
+    pub async fn serve_incoming<S>(
+        &self,
+        incoming: impl Stream<Item = S> + Unpin + Send,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve_on(Incoming(incoming), shutdown).await
+    }
+
+    async fn serve_on<A: Accept>(
+        &self,
+        mut listener: A,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
         // Every connection task holds a receiver: true means drain; all dropped means drained.
         let (drain, _) = watch::channel(false);
         let mut shutdown = std::pin::pin!(shutdown);
@@ -65,9 +111,9 @@ impl Server {
                 () = &mut shutdown => break,
                 r = listener.accept() => r,
             };
+            let Some(accepted) = accepted else { break };
             match accepted {
                 Ok((stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
                     let ctx = self.conn.clone();
                     tokio::spawn(ctx.serve_connection(stream, peer, drain.subscribe()));
                 }

@@ -744,3 +744,55 @@ async fn a_panicking_handler_costs_its_call_only() {
         echo_ok(&c, n).await;
     }
 }
+
+#[tokio::test]
+async fn serves_a_unix_socket_and_byte_streams_handed_in() {
+    let dropped = Arc::new(std::sync::Mutex::new(None));
+    let server = Arc::new(
+        Server::builder()
+            .add_service(test_service(dropped))
+            .build()
+            .unwrap(),
+    );
+
+    // A Unix socket.
+    let path = std::env::temp_dir().join(format!("volley-calls-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let s = server.clone();
+    let unix = tokio::spawn(async move {
+        s.serve_unix(listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let io = tokio::net::UnixStream::connect(&path).await.unwrap();
+    echo_ok(&RawClient::over(io, "localhost").await.unwrap(), 3).await;
+
+    // Byte streams with no socket at all, one per connection; the server ends with the stream.
+    let (tx, rx) = tokio::sync::mpsc::channel::<tokio::io::DuplexStream>(4);
+    let incoming = Box::pin(stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|io| (io, rx))
+    }));
+    let s = server.clone();
+    let memory = tokio::spawn(async move {
+        s.serve_incoming(incoming, std::future::pending::<()>())
+            .await
+            .unwrap();
+    });
+    for n in 0..2 {
+        let (client, server_end) = tokio::io::duplex(64 * 1024);
+        tx.send(server_end).await.unwrap();
+        echo_ok(&RawClient::over(client, "memory").await.unwrap(), n).await;
+    }
+    drop(tx);
+    tokio::time::timeout(Duration::from_secs(5), memory)
+        .await
+        .expect("serve_incoming returns when its stream ends")
+        .unwrap();
+    let _ = stop.send(());
+    unix.await.unwrap();
+    let _ = std::fs::remove_file(&path);
+}

@@ -12,7 +12,8 @@ use std::{
 /// A running `volley` process; killed on drop.
 pub struct VolleyProcess {
     child: Child,
-    addr: SocketAddr,
+    /// What it said it listens on: `127.0.0.1:PORT`, or `unix:/path`.
+    target: String,
     log: Arc<Mutex<Vec<String>>>,
 }
 
@@ -50,12 +51,12 @@ impl VolleyProcess {
                 });
                 sink.lock().unwrap().push(line);
                 if let Some(addr) = addr {
-                    let _ = tx.send(addr.parse::<SocketAddr>());
+                    let _ = tx.send(addr);
                 }
             }
         });
-        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(Ok(a)) => a,
+        let target = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(a) => a,
             other => {
                 let _ = child.kill();
                 panic!(
@@ -64,12 +65,19 @@ impl VolleyProcess {
                 )
             }
         };
-        VolleyProcess { child, addr, log }
+        VolleyProcess { child, target, log }
     }
 
-    /// The address it listens on.
+    /// The TCP address it listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.target
+            .parse()
+            .unwrap_or_else(|_| panic!("volley listens on {}, not on TCP", self.target))
+    }
+
+    /// What it listens on, as its log line says: `127.0.0.1:PORT` or `unix:/path`.
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     /// The process id.

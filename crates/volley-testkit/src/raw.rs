@@ -68,12 +68,21 @@ impl RawClient {
     pub async fn connect(addr: SocketAddr) -> std::io::Result<RawClient> {
         let tcp = tokio::net::TcpStream::connect(addr).await?;
         tcp.set_nodelay(true)?;
+        RawClient::over(tcp, &addr.to_string()).await
+    }
+
+    /// Speaks plaintext HTTP/2 (prior knowledge) over `io`: a Unix socket, one end of
+    /// `tokio::io::duplex`; `authority` names the server in requests.
+    pub async fn over<I>(io: I, authority: &str) -> std::io::Result<RawClient>
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         // Large windows keep h2's small-DATA-frame budget (half the connection window) well above
         // what a test that reads a reply only after sending everything can buffer.
         let (send, conn) = h2::client::Builder::new()
             .initial_window_size(1 << 20)
             .initial_connection_window_size(16 << 20)
-            .handshake(tcp)
+            .handshake(io)
             .await
             .map_err(std::io::Error::other)?;
         tokio::spawn(async move {
@@ -81,7 +90,7 @@ impl RawClient {
         });
         Ok(RawClient {
             send,
-            authority: addr.to_string(),
+            authority: authority.to_owned(),
         })
     }
 

@@ -6,6 +6,8 @@ pub mod child;
 pub mod cli;
 pub mod gateway;
 pub mod lab;
+pub mod link;
+pub mod listen;
 pub mod mock;
 pub mod netns;
 pub mod orders;
@@ -32,6 +34,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Lab(args) => lab::run(args),
         Command::Report(cli::ReportCommand::Merge(args)) => return report::merge(args),
         Command::Report(cli::ReportCommand::Compare(args)) => return report::compare(args),
+        Command::Link(args) => link::run(args),
         Command::Completions { shell } => completions(shell),
     };
     done.map(|()| ExitCode::SUCCESS)

@@ -10,16 +10,19 @@ use volley_server::{Server, auth::BearerToken, cors::Cors, metrics::Metrics, tls
 use volley_services::Options;
 use volley_telemetry::{Exporter, ServerTracing};
 
-use crate::cli::ServeArgs;
+use crate::{
+    cli::ServeArgs,
+    listen::{Bound, SocketFiles},
+};
 
 /// Runs the server until a signal, then drains and returns.
 pub fn run(mut args: ServeArgs) -> Result<()> {
     args.proto.append(&mut args.protos);
     let mut listeners = Vec::new();
-    for addr in std::iter::once(args.addr).chain(args.http_addr) {
-        let l = StdListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
-        l.set_nonblocking(true)?;
-        listeners.push(l);
+    // Removes the Unix sockets' files when the server has stopped (or failed to start).
+    let mut socket_files = SocketFiles::default();
+    for addr in std::iter::once(&args.addr).chain(args.http_addr.as_ref()) {
+        listeners.push(Bound::bind(addr, &mut socket_files)?);
     }
 
     let mut builder = if args.no_builtin {
@@ -121,7 +124,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         let (server, rx) = (server.clone(), stop_rx.clone());
         let l = listeners
             .iter()
-            .map(StdListener::try_clone)
+            .map(Bound::try_clone)
             .collect::<Result<Vec<_>, _>>()?;
         workers.push(
             thread::Builder::new()
@@ -138,7 +141,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         };
         info!(
             "listening on {} ({what}; {mode}, {threads} thread(s))",
-            l.local_addr()?
+            l.local()?
         );
     }
     let signals = async move {
@@ -157,6 +160,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         w.join()
             .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
     }
+    drop(socket_files);
     info!("stopped");
     Ok(())
 }
@@ -210,7 +214,7 @@ pub fn start_embedded(
     let thread = thread::Builder::new()
         .name("volley-embedded".into())
         .spawn(move || {
-            let _ = serve_on_this_thread(&server, vec![listener], rx);
+            let _ = serve_on_this_thread(&server, vec![Bound::Tcp(listener)], rx);
         })?;
     Ok((
         addr,
@@ -223,7 +227,7 @@ pub fn start_embedded(
 
 fn serve_on_this_thread(
     server: &Server,
-    listeners: Vec<StdListener>,
+    listeners: Vec<Bound>,
     stop: watch::Receiver<bool>,
 ) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
@@ -234,16 +238,21 @@ fn serve_on_this_thread(
 
 async fn serve_async(
     server: &Server,
-    listeners: Vec<StdListener>,
+    listeners: Vec<Bound>,
     stop: watch::Receiver<bool>,
 ) -> Result<()> {
-    let mut running = Vec::new();
+    let mut running: Vec<futures_util::future::BoxFuture<'_, _>> = Vec::new();
     for l in listeners {
-        let listener = tokio::net::TcpListener::from_std(l)?;
         let mut stop = stop.clone();
-        running.push(server.serve(listener, async move {
+        let stopped = async move {
             let _ = stop.wait_for(|s| *s).await;
-        }));
+        };
+        running.push(match l {
+            Bound::Tcp(l) => Box::pin(server.serve(tokio::net::TcpListener::from_std(l)?, stopped)),
+            Bound::Unix(l) => {
+                Box::pin(server.serve_unix(tokio::net::UnixListener::from_std(l)?, stopped))
+            }
+        });
     }
     for r in futures_util::future::join_all(running).await {
         r?;

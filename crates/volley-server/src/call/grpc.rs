@@ -368,7 +368,11 @@ mod tests {
     fn the_grpc_call_future_stays_small() {
         let shared = Shared::empty();
         let req = http::Request::new(RequestBody::ended());
-        let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
+        let peer = Arc::new(Peer::new(
+            Some(([127, 0, 0, 1], 1).into()),
+            false,
+            Vec::new(),
+        ));
         let fut = serve(&shared, &peer, req, Envelope::Grpc, false);
         let size = std::mem::size_of_val(&fut);
         assert!(size <= 672, "grpc::serve's future is {size} bytes");

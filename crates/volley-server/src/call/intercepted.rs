@@ -277,7 +277,11 @@ mod tests {
         }
         let shared = Arc::new(crate::route::Shared::empty());
         let chain = Chain::of(&[Registered::new(Waits)], &[]).expect("one interceptor");
-        let peer = Arc::new(Peer::new(([127, 0, 0, 1], 1).into(), false, Vec::new()));
+        let peer = Arc::new(Peer::new(
+            Some(([127, 0, 0, 1], 1).into()),
+            false,
+            Vec::new(),
+        ));
         let info = CallInfo::new(
             Arc::new(MethodInfo::unknown("/a.B/C", 1)),
             &peer,

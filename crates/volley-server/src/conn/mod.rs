@@ -5,6 +5,7 @@
 pub(crate) mod h2;
 mod h2_stream;
 mod linger;
+pub(crate) mod socket;
 
 use std::{
     convert::Infallible,
@@ -23,11 +24,14 @@ use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::conn::auto,
 };
-use tokio::{net::TcpStream, sync::watch};
+use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 
-use self::h2::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, H2Connection};
+use self::{
+    h2::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, H2Connection},
+    socket::Socket,
+};
 use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
 /// How connections are served: the builder's settings that concern connections, not calls.
@@ -114,10 +118,10 @@ impl ConnContext {
     }
 
     /// Serves one accepted connection until it ends.
-    pub(crate) async fn serve_connection(
+    pub(crate) async fn serve_connection<S: Socket>(
         self: Arc<Self>,
-        stream: TcpStream,
-        peer: SocketAddr,
+        mut stream: S,
+        peer: Option<SocketAddr>,
         drain: watch::Receiver<bool>,
     ) {
         self.accepted.fetch_add(1, Ordering::Relaxed);
@@ -125,7 +129,7 @@ impl ConnContext {
         let _open = OpenGuard(&self.open);
         let plain = |peer| Arc::new(Peer::new(peer, false, Vec::new()));
         let Some(acceptor) = &self.tls else {
-            if let Some(h2) = self.identified(&stream, peer).await {
+            if let Some(h2) = self.identified(&mut stream, peer).await {
                 self.serve_io(stream, plain(peer), drain, h2).await;
             }
             return;
@@ -134,7 +138,7 @@ impl ConnContext {
             let mut first = [0u8; 1];
             match tokio::time::timeout(self.handshake, stream.peek(&mut first)).await {
                 Ok(Ok(1)) if first[0] != TLS_HANDSHAKE_RECORD => {
-                    if let Some(h2) = self.identified(&stream, peer).await {
+                    if let Some(h2) = self.identified(&mut stream, peer).await {
                         self.serve_io(stream, plain(peer), drain, h2).await;
                     }
                     return;
@@ -151,15 +155,19 @@ impl ConnContext {
                 let peer = Arc::new(Peer::new(peer, true, certs.unwrap_or_default()));
                 self.serve_io(tls, peer, drain, h2).await;
             }
-            Ok(Err(e)) => debug!("TLS handshake with {peer} failed: {e}"),
-            Err(_) => debug!("TLS handshake with {peer} timed out"),
+            Ok(Err(e)) => debug!("TLS handshake with {} failed: {e}", Remote(peer)),
+            Err(_) => debug!("TLS handshake with {} timed out", Remote(peer)),
         }
     }
 
     /// Waits (up to the handshake timeout) until a plaintext peer has sent the whole HTTP/2
     /// preface (`Some(true)`) or a byte that rules it out (`Some(false)`); `None` (close) for a
     /// peer that stays silent, stalls inside the preface or hangs up.
-    async fn identified(&self, stream: &TcpStream, peer: SocketAddr) -> Option<bool> {
+    async fn identified<S: Socket>(
+        &self,
+        stream: &mut S,
+        peer: Option<SocketAddr>,
+    ) -> Option<bool> {
         let wait = async {
             let mut buf = [0u8; H2_PREFACE.len()];
             loop {
@@ -177,7 +185,8 @@ impl ConnContext {
             Ok(ok) => ok,
             Err(_) => {
                 debug!(
-                    "{peer} sent no protocol preface in {:?}; closing",
+                    "{} sent no protocol preface in {:?}; closing",
+                    Remote(peer),
                     self.handshake
                 );
                 None
@@ -219,7 +228,7 @@ impl ConnContext {
         &self,
         conn: C,
         graceful_shutdown: impl Fn(std::pin::Pin<&mut C>),
-        peer: SocketAddr,
+        peer: Option<SocketAddr>,
         mut drain: watch::Receiver<bool>,
     ) where
         C: Future<Output = Result<(), E>>,
@@ -238,12 +247,12 @@ impl ConnContext {
                     graceful_shutdown(conn.as_mut());
                 }
                 () = &mut aged, if !draining => {
-                    debug!("connection from {peer} reached its maximum age; draining");
+                    debug!("connection from {} reached its maximum age; draining", Remote(peer));
                     graceful_shutdown(conn.as_mut());
                     match tokio::time::timeout(self.grace, conn.as_mut()).await {
                         Ok(r) => break r,
                         Err(_) => {
-                            debug!("connection from {peer}: grace period over, closing");
+                            debug!("connection from {}: grace period over, closing", Remote(peer));
                             return;
                         }
                     }
@@ -251,7 +260,19 @@ impl ConnContext {
             }
         };
         if let Err(e) = result {
-            debug!("connection from {peer} ended: {e}");
+            debug!("connection from {} ended: {e}", Remote(peer));
+        }
+    }
+}
+
+/// A peer as logs name it: its address, or a Unix socket's (or an in-memory stream's) peer.
+struct Remote(Option<SocketAddr>);
+
+impl std::fmt::Display for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(a) => write!(f, "{a}"),
+            None => f.write_str("a local peer"),
         }
     }
 }

@@ -144,14 +144,14 @@ impl MethodInfo {
 /// The other end of a connection.
 #[derive(Debug)]
 pub struct Peer {
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     tls: bool,
     certificates: Vec<CertificateDer<'static>>,
 }
 
 impl Peer {
     pub(crate) fn new(
-        addr: SocketAddr,
+        addr: Option<SocketAddr>,
         tls: bool,
         certificates: Vec<CertificateDer<'static>>,
     ) -> Peer {
@@ -162,8 +162,10 @@ impl Peer {
         }
     }
 
-    /// The client's address.
-    pub fn addr(&self) -> SocketAddr {
+    /// The client's address; `None` over a Unix socket or an in-memory stream
+    /// ([`Server::serve_unix`](crate::Server::serve_unix),
+    /// [`Server::serve_incoming`](crate::Server::serve_incoming)).
+    pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
@@ -260,9 +262,9 @@ impl CallInfo {
         self.peer.as_deref()
     }
 
-    /// The client's address.
+    /// The client's address (none over a Unix socket).
     pub fn peer_addr(&self) -> Option<SocketAddr> {
-        self.peer().map(Peer::addr)
+        self.peer().and_then(Peer::addr)
     }
 
     /// The protocol the call arrived in.

@@ -47,12 +47,36 @@ pub enum Command {
     /// exactly, and gate on the merged run.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// A TCP relay that behaves like a slower network (for kernels without netem): each way,
+    /// a one-way delay with jitter and a rate cap, as `tc netem` or toxiproxy would add.
+    Link(LinkArgs),
     /// Print a shell completion script: `source <(volley completions bash)`, or write it where
     /// your shell looks (zsh: a file `_volley` on $fpath; fish: ~/.config/fish/completions/volley.fish).
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// `volley link`.
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// Where clients connect (port 0 picks a free port; the log line says which).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// Where the relay connects for each client (HOST:PORT).
+    #[arg(long, value_name = "ADDR")]
+    pub to: String,
+    /// One-way delay, each direction (a round trip gains twice this), e.g. 5ms.
+    #[arg(long, value_parser = parse_duration, default_value = "0")]
+    pub delay: Duration,
+    /// Each chunk's delay varies uniformly within +-this (no reordering), e.g. 1ms.
+    #[arg(long, value_parser = parse_duration, default_value = "0")]
+    pub jitter: Duration,
+    /// Most each direction carries, as tc writes it: 100mbit, 512kbit (bits per second) or
+    /// 10mbps (bytes per second).
+    #[arg(long, value_parser = crate::link::parse_rate, value_name = "RATE")]
+    pub rate: Option<u64>,
 }
 
 /// `volley report`.
@@ -188,9 +212,10 @@ pub struct ServeArgs {
     #[command(subcommand)]
     pub what: Option<ServeWhat>,
 
-    /// Address to listen on (port 0 picks a free port; the log line says which).
+    /// Address to listen on: host:port (port 0 picks a free port; the log line says which), or
+    /// unix:/path for a Unix socket (its file is removed at exit; a stale one is replaced).
     #[arg(long, default_value = "127.0.0.1:9090")]
-    pub addr: SocketAddr,
+    pub addr: crate::listen::ListenAddr,
 
     /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
     /// each method answers from the stubs, or a default message of its output type.
@@ -232,7 +257,7 @@ pub struct ServeArgs {
     /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
     /// gRPC on 9503).
     #[arg(long, value_name = "ADDR")]
-    pub http_addr: Option<SocketAddr>,
+    pub http_addr: Option<crate::listen::ListenAddr>,
 
     /// Make every handler wait this long before replying (e.g. 200ms), for sleeping-server experiments.
     #[arg(long, value_parser = parse_duration, default_value = "0")]

@@ -61,9 +61,13 @@ pub struct OrdersReport {
     /// volley started the server; microseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_cpu_us_per_order: Option<f64>,
-    /// The netem delay each way, when run across namespaces; microseconds.
+    /// The delay each way, when run across namespaces (added by netem, or by `volley link` when
+    /// the kernel has no netem: `delay_by`); microseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netem_delay_us: Option<u64>,
+    /// What added that delay: `netem` or `volley link`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_by: Option<String>,
 }
 
 /// Selected quantiles, microseconds.
@@ -216,6 +220,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         client_cpu_us_per_order: out.cpu.as_secs_f64() * 1e6 / orders.max(1) as f64,
         server_cpu_us_per_order: None,
         netem_delay_us: None,
+        delay_by: None,
     })
 }
 
@@ -238,7 +243,13 @@ fn text(r: &OrdersReport) -> String {
         r.mode,
         if r.tls { "TLS" } else { "plaintext" },
         r.netem_delay_us
-            .map(|d| format!(", across namespaces with {d} us netem each way"))
+            .map(|d| format!(
+                ", across namespaces with {d} us each way{}",
+                r.delay_by
+                    .as_deref()
+                    .map(|by| format!(" ({by})"))
+                    .unwrap_or_default()
+            ))
             .unwrap_or_default(),
         r.orders_per_second,
         q(&r.client_to_server_us),

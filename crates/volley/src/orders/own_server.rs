@@ -32,8 +32,25 @@ pub(super) fn with_own_server(args: &OrdersArgs) -> Result<OrdersReport> {
             .arg(&tls_dir);
     }
     let mut server = crate::child::Child::start(server)?;
+    // Without netem, a relay in the clients' namespace adds the delay on the way to the server.
+    let mut link = match ns.as_ref().and_then(|n| n.link_delay.map(|d| (n, d))) {
+        Some((n, delay)) => {
+            let mut c = crate::netns::Netns::exec(&n.client, &exe);
+            c.args(["link", "--listen", "127.0.0.1:0", "--to", &server.addr])
+                .args(["--delay", &format!("{}us", delay.as_micros())]);
+            match crate::child::Child::start(c) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    server.stop();
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     let result = (|| {
-        let mut client_args = args.clone_for_child(&server.addr);
+        let to = link.as_ref().map_or(&server.addr, |l| &l.addr);
+        let mut client_args = args.clone_for_child(to);
         if args.tls {
             client_args.cacert = Some(tls_dir.join("ca.pem"));
             client_args.server_name = Some("localhost".into());
@@ -62,8 +79,16 @@ pub(super) fn with_own_server(args: &OrdersArgs) -> Result<OrdersReport> {
         report.server_cpu_us_per_order =
             Some(cpu.as_secs_f64() * 1e6 / report.orders.max(1) as f64);
         report.netem_delay_us = args.netns.map(|d| d.as_micros() as u64);
+        report.delay_by = match (&ns, &link) {
+            (Some(_), Some(_)) => Some("volley link".into()),
+            (Some(_), None) if args.netns.is_some_and(|d| !d.is_zero()) => Some("netem".into()),
+            _ => None,
+        };
         Ok(report)
     })();
+    if let Some(l) = link.as_mut() {
+        l.stop();
+    }
     server.stop();
     let _ = std::fs::remove_dir_all(&tls_dir);
     drop(ns);
