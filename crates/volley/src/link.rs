@@ -4,7 +4,7 @@
 //! it: a byte stream does not reorder), and sends at no more than the rate.
 //!
 //! Timing: tokio's timers have millisecond ticks and fired 1-2 ms late here (a 5 ms link
-//! measured 11.3 ms per round trip), so chunks wait on a timer of their own ([`at`]): one thread
+//! measured 11.3 ms per round trip), so chunks wait on a timer of their own (`at`): one thread
 //! sleeping until the earliest deadline and waking its task, within about 0.1 ms.
 
 use std::{
