@@ -290,9 +290,10 @@ fn thread_main(
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
         if !h1 {
-            let channel = Channel::new(
+            let channel = Channel::balanced(
                 target.endpoint().clone(),
                 thread_share(opts, place.t, place.threads),
+                opts.lb,
             );
             match channel.warm().await {
                 Ok(()) => out.push((0, Conn::H2(channel))),

@@ -8,6 +8,10 @@
 //! between, so a caller such as the gateway can answer 503 at once and recover by itself.
 //! Calls the server never saw (refused streams, streams beyond a GOAWAY, a connection gone before
 //! the stream opened) are retried transparently, up to three attempts, as grpc-go does.
+//!
+//! A target with several addresses (`ipv4:a:p,b:p`, or a name resolved to all its addresses under
+//! round robin) gets one set of connections per address, each under the strategy, and a
+//! [`Policy`] picks the address for each call (`balance`).
 
 use std::{
     str::FromStr,
@@ -23,6 +27,7 @@ use volley_wire::Status;
 
 use crate::{
     CallHead, Connection, Endpoint, UnaryReply,
+    balance::{Balanced, Policy},
     call::{Failure, attempt_with},
 };
 
@@ -132,10 +137,18 @@ impl std::fmt::Display for Strategy {
 /// Connections shared by every caller; cheap to clone.
 #[derive(Clone)]
 pub struct Channel {
-    inner: Arc<Inner>,
+    kind: Kind,
 }
 
-struct Inner {
+/// One address (or a name resolved at each dial), or several balanced.
+#[derive(Clone)]
+enum Kind {
+    One(Arc<Inner>),
+    Many(Arc<Balanced>),
+}
+
+/// The connections to one address, under the strategy.
+pub(crate) struct Inner {
     ep: Endpoint,
     strategy: Strategy,
     slots: Box<[Slot]>,
@@ -198,7 +211,7 @@ impl Drop for Lease {
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Status {
+pub(crate) fn unavailable(e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("connection error: {e}"))
 }
 
@@ -212,98 +225,78 @@ impl Channel {
     /// [`Channel::new`], with `expanding`'s extra connections closed after `idle` instead of
     /// [`IDLE_CLOSE`].
     pub fn with_idle_close(ep: Endpoint, strategy: Strategy, idle: Duration) -> Channel {
-        let slots = (0..strategy.max_connections())
-            .map(|_| Slot::default())
-            .collect();
-        let inner = Arc::new(Inner {
-            ep,
-            strategy,
-            slots,
-            active: AtomicUsize::new(1),
-            turn: AtomicUsize::new(0),
-            dials: AtomicU64::new(0),
-            peer_limit: AtomicUsize::new(100),
-            epoch: Instant::now(),
-        });
-        if let (Strategy::Expanding { max }, Ok(rt)) =
-            (strategy, tokio::runtime::Handle::try_current())
-        {
-            if max > 1 {
-                rt.spawn(close_idle(Arc::downgrade(&inner), idle));
-            }
+        if let crate::Target::List(_) = ep.target {
+            return Channel::balanced(ep, strategy, Policy::PickFirst);
         }
-        Channel { inner }
+        Channel {
+            kind: Kind::One(Inner::new(ep, strategy, idle)),
+        }
+    }
+
+    /// A channel that spreads calls over every address of `ep`'s target by `policy`: the
+    /// addresses of an `ipv4:`/`ipv6:` list, or, under round robin, all those a name resolves to
+    /// (resolved again every 30 s and when every address fails). Each address gets its own
+    /// connections under `strategy`; an address whose dials fail is skipped while it backs off.
+    /// With pick-first a name stays one address, resolved at each dial (as [`Channel::new`]).
+    pub fn balanced(ep: Endpoint, strategy: Strategy, policy: Policy) -> Channel {
+        match (&ep.target, policy) {
+            (crate::Target::List(_), _) | (crate::Target::Tcp(_), Policy::RoundRobin) => Channel {
+                kind: Kind::Many(Balanced::new(ep, strategy, policy, IDLE_CLOSE)),
+            },
+            _ => Channel {
+                kind: Kind::One(Inner::new(ep, strategy, IDLE_CLOSE)),
+            },
+        }
     }
 
     /// Where and how connections are dialled.
     pub fn endpoint(&self) -> &Endpoint {
-        &self.inner.ep
+        match &self.kind {
+            Kind::One(inner) => &inner.ep,
+            Kind::Many(b) => b.endpoint(),
+        }
     }
 
     /// The strategy.
     pub fn strategy(&self) -> Strategy {
-        self.inner.strategy
+        match &self.kind {
+            Kind::One(inner) => inner.strategy,
+            Kind::Many(b) => b.strategy(),
+        }
     }
 
     /// Dials what the strategy keeps open from the start (every pool connection; the first for
-    /// `single` and `expanding`; nothing for `per-request`), failing on the first error.
+    /// `single` and `expanding`; nothing for `per-request`), failing on the first error; with
+    /// several addresses, on each, failing only when none can be reached.
     pub async fn warm(&self) -> Result<(), Status> {
-        let n = match self.inner.strategy {
-            Strategy::Pool(n) => n,
-            Strategy::PerRequest => 0,
-            _ => 1,
-        };
-        for i in 0..n {
-            self.inner.ready(i).await?;
+        match &self.kind {
+            Kind::One(inner) => inner.warm().await,
+            Kind::Many(b) => b.warm().await,
         }
-        Ok(())
     }
 
     /// Connections open now (per-request: those of calls in flight are not counted).
     pub fn open_connections(&self) -> usize {
-        self.inner
-            .slots
-            .iter()
-            .filter(|s| {
-                s.conn
-                    .lock()
-                    .unwrap()
-                    .as_ref()
-                    .is_some_and(Connection::is_usable)
-            })
-            .count()
+        match &self.kind {
+            Kind::One(inner) => inner.open_connections(),
+            Kind::Many(b) => b.each(Inner::open_connections).sum(),
+        }
     }
 
     /// Connections dialled since the channel was built.
     pub fn dials(&self) -> u64 {
-        self.inner.dials.load(Ordering::Relaxed)
+        match &self.kind {
+            Kind::One(inner) => inner.dials.load(Ordering::Relaxed),
+            Kind::Many(b) => b.each(|i| i.dials.load(Ordering::Relaxed)).sum(),
+        }
     }
 
     /// A connection for one call, counted in flight until the lease is dropped.
     pub async fn lease(&self) -> Result<Lease, Status> {
-        let inner = &self.inner;
-        if inner.strategy == Strategy::PerRequest {
-            let conn = Connection::connect(&inner.ep).await.map_err(unavailable)?;
-            inner.dials.fetch_add(1, Ordering::Relaxed);
-            return Ok(Lease { conn, slot: None });
+        match &self.kind {
+            Kind::One(inner) => Inner::lease(inner).await,
+            Kind::Many(b) => b.lease().await,
         }
-        let i = inner.pick();
-        inner.slots[i].in_flight.fetch_add(1, Ordering::AcqRel);
-        let conn = match inner.slots[i].usable() {
-            Some(c) => c,
-            None => {
-                // Undoes the count if the dial fails or the caller gives up mid-dial.
-                let count = SlotCount(inner, i);
-                let c = inner.ready(i).await?;
-                std::mem::forget(count);
-                c
-            }
-        };
-        // From here the lease's drop undoes the count.
-        Ok(Lease {
-            conn,
-            slot: Some((inner.clone(), i)),
-        })
     }
 
     /// One unary (or server-streaming, replies counted) call with a pre-framed body, retried on
@@ -364,6 +357,92 @@ impl Drop for SlotCount<'_> {
 }
 
 impl Inner {
+    /// The connections to `ep` under `strategy`; `expanding` spawns a task that closes idle
+    /// extra connections, when built on a runtime.
+    pub(crate) fn new(ep: Endpoint, strategy: Strategy, idle: Duration) -> Arc<Inner> {
+        let slots = (0..strategy.max_connections())
+            .map(|_| Slot::default())
+            .collect();
+        let inner = Arc::new(Inner {
+            ep,
+            strategy,
+            slots,
+            active: AtomicUsize::new(1),
+            turn: AtomicUsize::new(0),
+            dials: AtomicU64::new(0),
+            peer_limit: AtomicUsize::new(100),
+            epoch: Instant::now(),
+        });
+        if let (Strategy::Expanding { max }, Ok(rt)) =
+            (strategy, tokio::runtime::Handle::try_current())
+        {
+            if max > 1 {
+                rt.spawn(close_idle(Arc::downgrade(&inner), idle));
+            }
+        }
+        inner
+    }
+
+    /// Dials what the strategy keeps open from the start, failing on the first error.
+    pub(crate) async fn warm(&self) -> Result<(), Status> {
+        let n = match self.strategy {
+            Strategy::Pool(n) => n,
+            Strategy::PerRequest => 0,
+            _ => 1,
+        };
+        for i in 0..n {
+            self.ready(i).await?;
+        }
+        Ok(())
+    }
+
+    /// Connections open now.
+    pub(crate) fn open_connections(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| {
+                s.conn
+                    .lock()
+                    .unwrap()
+                    .as_ref()
+                    .is_some_and(Connection::is_usable)
+            })
+            .count()
+    }
+
+    /// True while every connection slot is backing off after failed dials (so another address
+    /// should take the call).
+    pub(crate) fn backing_off(&self) -> bool {
+        let now_ms = self.epoch.elapsed().as_millis() as u64;
+        !self.slots.is_empty() && self.slots.iter().all(|s| s.backing_off(now_ms))
+    }
+
+    /// A connection for one call, counted in flight until the lease is dropped.
+    pub(crate) async fn lease(inner: &Arc<Inner>) -> Result<Lease, Status> {
+        if inner.strategy == Strategy::PerRequest {
+            let conn = Connection::connect(&inner.ep).await.map_err(unavailable)?;
+            inner.dials.fetch_add(1, Ordering::Relaxed);
+            return Ok(Lease { conn, slot: None });
+        }
+        let i = inner.pick();
+        inner.slots[i].in_flight.fetch_add(1, Ordering::AcqRel);
+        let conn = match inner.slots[i].usable() {
+            Some(c) => c,
+            None => {
+                // Undoes the count if the dial fails or the caller gives up mid-dial.
+                let count = SlotCount(inner, i);
+                let c = inner.ready(i).await?;
+                std::mem::forget(count);
+                c
+            }
+        };
+        // From here the lease's drop undoes the count.
+        Ok(Lease {
+            conn,
+            slot: Some((inner.clone(), i)),
+        })
+    }
+
     /// The slot for the next call: the least loaded of those in use, skipping slots in dial
     /// backoff when another is available; `expanding` grows when even that one is full.
     fn pick(&self) -> usize {

@@ -146,6 +146,13 @@ pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn Io>, ConnectError> 
             Box::new(tcp)
         }
         Target::Unix(path) => Box::new(UnixStream::connect(path).await.map_err(io_err)?),
+        // One connection to a list is to one of its addresses, the first that answers (a
+        // `Channel` balances over all of them).
+        Target::List(addrs) => {
+            let tcp = TcpStream::connect(addrs.as_slice()).await.map_err(io_err)?;
+            let _ = tcp.set_nodelay(true);
+            Box::new(tcp)
+        }
     };
     let Some(cfg) = &ep.tls else {
         return Ok(io);

@@ -1,7 +1,8 @@
-//! Where a server is and how to speak to it: `host:port` or `unix:/path`, plaintext or TLS, the
-//! `:authority`, and the dial and keepalive timers.
+//! Where a server is and how to speak to it: gRPC's target names (`host:port`, `dns:///host:port`,
+//! `ipv4:a:p,b:p`, `ipv6:[a]:p,[b]:p`, `unix:/path`), plaintext or TLS, the `:authority`, and
+//! the dial and keepalive timers.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use rustls::{ClientConfig, pki_types::ServerName};
 
@@ -15,7 +16,9 @@ pub enum EndpointError {
     #[error("invalid target {0:?}: empty socket path")]
     EmptySocketPath(String),
     /// Neither `host:port` nor `unix:/path`.
-    #[error("invalid target {0:?}: expected host:port or unix:/path")]
+    #[error(
+        "invalid target {0:?}: expected host:port, dns:///host:port, ipv4:ip:port,..., ipv6:[ip]:port,... or unix:/path"
+    )]
     BadTarget(String),
     /// The host is not a valid TLS server name.
     #[error("invalid server name {host:?}: {problem}")]
@@ -42,6 +45,9 @@ pub enum Target {
     Tcp(String),
     /// `unix:/path/to/socket`.
     Unix(PathBuf),
+    /// `ipv4:a:p,b:p` or `ipv6:[a]:p,[b]:p`: these addresses, each a backend (a
+    /// [`Channel`](crate::Channel) balances over them).
+    List(Vec<SocketAddr>),
 }
 
 impl Target {
@@ -55,6 +61,21 @@ impl Target {
                 return Err(EndpointError::EmptySocketPath(s.to_owned()));
             }
             return Ok(Target::Unix(PathBuf::from(path)));
+        }
+        for (scheme, v6) in [("ipv4:", false), ("ipv6:", true)] {
+            let Some(list) = s.strip_prefix(scheme) else {
+                continue;
+            };
+            let list = list.strip_prefix("///").unwrap_or(list);
+            let addrs: Vec<SocketAddr> = list
+                .split(',')
+                .map(|a| a.trim().parse::<SocketAddr>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| EndpointError::BadTarget(s.to_owned()))?;
+            if addrs.is_empty() || addrs.iter().any(|a| a.is_ipv6() != v6) {
+                return Err(EndpointError::BadTarget(s.to_owned()));
+            }
+            return Ok(Target::List(addrs));
         }
         let hostport = s
             .strip_prefix("dns:///")
@@ -76,6 +97,7 @@ impl Target {
                 host.trim_start_matches('[').trim_end_matches(']')
             }
             Target::Unix(_) => "localhost",
+            Target::List(_) => "localhost",
         }
     }
 }
@@ -85,6 +107,17 @@ impl std::fmt::Display for Target {
         match self {
             Target::Tcp(hp) => f.write_str(hp),
             Target::Unix(p) => write!(f, "unix:{}", p.display()),
+            Target::List(addrs) => {
+                let v6 = addrs.first().is_some_and(SocketAddr::is_ipv6);
+                f.write_str(if v6 { "ipv6:" } else { "ipv4:" })?;
+                for (i, a) in addrs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -117,7 +150,7 @@ impl Endpoint {
         })?;
         let authority = match &target {
             Target::Tcp(hp) => hp.clone(),
-            Target::Unix(_) => "localhost".into(),
+            Target::Unix(_) | Target::List(_) => "localhost".into(),
         };
         Ok(Endpoint {
             target,
@@ -167,7 +200,26 @@ mod tests {
         );
         assert_eq!(Target::parse("[::1]:80").unwrap().host(), "::1");
         assert_eq!(Target::parse("0.0.0.0:9503").unwrap().host(), "0.0.0.0");
-        for bad in ["", "host", "host:", ":80", "host:99999", "unix:"] {
+        assert_eq!(
+            Target::parse("ipv4:127.0.0.1:1,127.0.0.2:2").unwrap(),
+            Target::List(vec![([127, 0, 0, 1], 1).into(), ([127, 0, 0, 2], 2).into()])
+        );
+        assert_eq!(
+            Target::parse("ipv6:[::1]:50051").unwrap().to_string(),
+            "ipv6:[::1]:50051"
+        );
+        for bad in [
+            "",
+            "host",
+            "host:",
+            ":80",
+            "host:99999",
+            "unix:",
+            "ipv4:",
+            "ipv4:[::1]:1",
+            "ipv6:127.0.0.1:1",
+            "ipv4:127.0.0.1",
+        ] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
     }

@@ -5,12 +5,14 @@
 //! `connection` dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper);
 //! `channel` shares connections between callers under a strategy (per-request, single, pool,
 //! expanding), with GOAWAY handling, transparent retry and reconnection with backoff;
+//! `balance` spreads them over several addresses (pick-first, round robin, re-resolution);
 //! `call` is the lean per-call path the load engine uses; `grpc` the typed calls generated
 //! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds),
 //! with client interceptors (`grpc::ClientInterceptor`) and gRPC's A66 client metrics
 //! (`metrics`); `http1` carries plain HTTP/1.1 load;
 //! `reflect` fetches schemas by server reflection; `codegen` is what generated clients import.
 
+pub mod balance;
 pub mod call;
 pub mod channel;
 pub mod codegen;
@@ -22,6 +24,7 @@ pub mod metrics;
 pub mod reflect;
 pub mod tls;
 
+pub use balance::{Policy, PolicyError};
 pub use call::{CallHead, UnaryReply};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};

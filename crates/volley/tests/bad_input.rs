@@ -53,7 +53,7 @@ const CLI: &[(&str, &str, &str)] = &[
     (
         "a listen address that is not one",
         "serve --addr notanaddr",
-        "volley: error: invalid value 'notanaddr' for '--addr <ADDR>': invalid socket address syntax",
+        "volley: error: invalid value 'notanaddr' for '--addr <ADDR>': \"notanaddr\" is neither host:port (127.0.0.1:9090) nor unix:/path/to/socket",
     ),
     (
         "orders with no clients",

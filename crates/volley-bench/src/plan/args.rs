@@ -188,7 +188,9 @@ pub struct BenchArgs {
     /// HTTP/2 keepalive PING interval (also its timeout).
     #[arg(long)]
     pub keepalive: Option<String>,
-    /// Load-balancing strategy (accepted for compatibility; volley dials the one target).
+    /// Load-balancing policy over the target's addresses, as ghz takes it: pick_first (the
+    /// default) or round_robin (every address of a name, or of an `ipv4:a:p,b:p` list, in turn;
+    /// each gets the --connections).
     #[arg(long = "lb-strategy")]
     pub lb_strategy: Option<String>,
     /// Largest reply accepted (e.g. "42 MB").

@@ -333,6 +333,7 @@ flags! {
     connections: Count = "connections", "--connections";
     /// `--strategy` (text: `pool` alone takes its size from `--connections`).
     strategy: Text = "strategy", "--strategy";
+    lb_strategy: Text = "lb-strategy", "--lb-strategy";
     connect_timeout: Dur = "connect-timeout", "--connect-timeout";
     keepalive: Dur = "keepalive", "--keepalive";
     max_recv_message_size: Size = "max-recv-message-size", "--max-recv-message-size";

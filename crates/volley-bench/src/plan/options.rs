@@ -89,6 +89,8 @@ pub struct RunOptions {
     /// How HTTP/2 calls share connections (`--strategy`); each engine thread runs its own channel
     /// with its share of the connections.
     pub strategy: volley_client::Strategy,
+    /// How calls pick among the target's addresses (`--lb-strategy`).
+    pub lb: volley_client::Policy,
     /// Per-call deadline (`-t`); `None` = none.
     pub timeout: Option<Duration>,
     /// Threads running workers (`--cpus`).

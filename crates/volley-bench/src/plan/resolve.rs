@@ -165,6 +165,13 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         None if connections > 1 => Strategy::Pool(connections as usize),
         None => Strategy::Single,
     };
+    let lb = match f.lb_strategy {
+        Some(_) if http1 => bail!("--lb-strategy applies to HTTP/2 (gRPC, or HTTP with --http2)"),
+        Some(s) => s
+            .parse::<volley_client::Policy>()
+            .map_err(|e| PlanError::new(format!("--lb-strategy: {e}")))?,
+        None => volley_client::Policy::PickFirst,
+    };
     let concurrency = ramp(
         RampFlags {
             schedule: f.concurrency_schedule,
@@ -353,6 +360,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             async_mode: f.async_mode.unwrap_or(false),
             connections: connections.min(max_c.max(1)) as usize,
             strategy,
+            lb,
             timeout,
             cpus,
             skip_first,

@@ -180,6 +180,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         // so no channel (and no strategy) is involved.
         connections: clients,
         strategy: Strategy::Single,
+        lb: volley_client::Policy::PickFirst,
         timeout: None,
         cpus: args
             .cpus
