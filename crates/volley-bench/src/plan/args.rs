@@ -10,7 +10,8 @@ use clap::{ArgAction, Args};
 /// `volley bench [flags] [host]`: load a gRPC server; a drop-in for `ghz`.
 #[derive(Debug, Default, Args)]
 pub struct BenchArgs {
-    /// Target `host:port` (or `unix:/path`). Without one, the built-in services are started
+    /// Target `host:port`, `dns:///host:port`, `ipv4:a:p,b:p` (several backends: see
+    /// --lb-strategy) or `unix:/path`. Without one, the built-in services are started
     /// in-process on a loopback port and benched.
     pub host: Option<String>,
 
