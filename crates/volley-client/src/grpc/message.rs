@@ -50,6 +50,22 @@ impl<T> Request<T> {
         self.timeout
     }
 
+    /// Ends the call by `deadline`, when there is one: how a handler passes its own call's
+    /// deadline on to the calls it makes, in one line,
+    /// `Request::new(msg).deadline(request.deadline())`. The next hop gets what is left
+    /// (`grpc-timeout`), and a deadline already past fails the call at once with
+    /// DEADLINE_EXCEEDED. Cancellation follows by itself: when the incoming call is cancelled its
+    /// handler's future is dropped, and with it this call (its stream is reset).
+    #[must_use]
+    pub fn deadline(mut self, deadline: Option<tokio::time::Instant>) -> Self {
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(tokio::time::Instant::now());
+            // Never later than a timeout set before.
+            self.timeout = Some(self.timeout.map_or(left, |t| t.min(left)));
+        }
+        self
+    }
+
     /// Compresses this call's request messages with gzip (or not), whatever the client's default.
     pub fn set_compressed(&mut self, on: bool) {
         self.compress = Some(on);
