@@ -91,11 +91,9 @@ fn jitter_spreads_the_round_trip_within_its_bounds() {
     let (p10, p90) = (rtt[rtt.len() / 10], rtt[rtt.len() * 9 / 10]);
     // Each way 3-7 ms: a round trip of 6-14 ms, give or take the timer's half millisecond.
     assert!(rtt[0] >= Duration::from_micros(5_500), "min {:?}", rtt[0]);
-    assert!(
-        *rtt.last().unwrap() <= Duration::from_millis(16),
-        "max {:?}",
-        rtt.last()
-    );
+    // The top: p95, not the maximum, which a busy machine can push up on its own.
+    let p95 = rtt[rtt.len() * 95 / 100];
+    assert!(p95 <= Duration::from_millis(15), "p95 {p95:?}");
     assert!(
         p90 - p10 >= Duration::from_millis(2),
         "spread p10 {p10:?} p90 {p90:?}"
