@@ -67,6 +67,8 @@ impl std::fmt::Display for Value {
 #[derive(Clone, Debug)]
 enum Operand {
     Var(String),
+    /// `.Request.a.b`: the path into the request, split once at parse time.
+    Request(Vec<String>),
     Lit(Value),
     Func(String),
 }
@@ -311,8 +313,13 @@ fn operand(tok: &str, syntax: Syntax) -> Result<Operand, TemplateError> {
         return Ok(Operand::Lit(Value::Str(s.to_owned())));
     }
     if let Some(var) = tok.strip_prefix('.') {
-        if VARIABLES.contains(&var) || (syntax.request && var.starts_with("Request.")) {
+        if VARIABLES.contains(&var) {
             return Ok(Operand::Var(var.to_owned()));
+        }
+        if let Some(path) = var.strip_prefix("Request.").filter(|_| syntax.request) {
+            return Ok(Operand::Request(
+                path.split('.').map(str::to_owned).collect(),
+            ));
         }
         return Err(TemplateError(format!(
             "can't evaluate field {var} (known: {})",
@@ -351,9 +358,9 @@ fn operand(tok: &str, syntax: Syntax) -> Result<Operand, TemplateError> {
 }
 
 /// A field of the request (`a.b` into nested messages), as a template value; empty when absent.
-fn request_field(path: &str, d: &CallData) -> Value {
+fn request_field(path: &[String], d: &CallData) -> Value {
     let mut v = d.request.as_ref();
-    for key in path.split('.') {
+    for key in path {
         v = v.and_then(|v| v.get(key));
     }
     match v {
@@ -385,7 +392,7 @@ fn var(name: &str, d: &CallData) -> Value {
         "TimestampUnixMilli" => Value::Int(ts.div_euclid(1_000_000)),
         "TimestampUnixNano" => Value::Int(ts),
         "UUID" => Value::Str(d.uuid.clone()),
-        path => request_field(path.strip_prefix("Request.").unwrap_or(path), d),
+        _ => unreachable!("checked at parse time"),
     }
 }
 
@@ -402,6 +409,7 @@ fn eval(c: &Command, d: &CallData, piped: Option<Value>) -> Result<Value, Templa
         .iter()
         .map(|a| match a {
             Operand::Var(v) => Ok(var(v, d)),
+            Operand::Request(p) => Ok(request_field(p, d)),
             Operand::Lit(l) => Ok(l.clone()),
             Operand::Func(f) => call(f, &[]),
         })
@@ -411,6 +419,7 @@ fn eval(c: &Command, d: &CallData, piped: Option<Value>) -> Result<Value, Templa
     }
     match &c.head {
         Operand::Var(v) if args.is_empty() => Ok(var(v, d)),
+        Operand::Request(p) if args.is_empty() => Ok(request_field(p, d)),
         Operand::Lit(l) if args.is_empty() => Ok(l.clone()),
         Operand::Func(f) => call(f, &args),
         _ => Err(TemplateError("can't pipe into a non-function".into())),
