@@ -96,6 +96,15 @@ enum OneOrMany {
     One(Box<RawStub>),
 }
 
+impl OneOrMany {
+    fn into_vec(self) -> Vec<RawStub> {
+        match self {
+            OneOrMany::Many(v) => v,
+            OneOrMany::One(s) => vec![*s],
+        }
+    }
+}
+
 /// How a stub picks requests.
 enum Matcher {
     Equals(Map<String, Value>),
@@ -138,7 +147,7 @@ enum Shape {
 }
 
 impl Shape {
-    /// Whether a template reads `{{.UUID}}` (made only then: a v4 UUID is a getrandom call).
+    /// Whether a template reads `{{.UUID}}`.
     fn reads_uuid(&self) -> bool {
         match self {
             Shape::Fixed(_) => false,
@@ -228,6 +237,8 @@ struct Stub {
     answer: Answer,
     headers: Vec<(HeaderName, HeaderValue)>,
     delay: Duration,
+    /// Whether a reply template reads `{{.UUID}}` (a v4 UUID is a getrandom call: made only then).
+    reads_uuid: bool,
     /// The output as written (the admin API's `POST /find` answers it).
     output: RawOutput,
 }
@@ -288,19 +299,14 @@ impl Matcher {
     fn score(&self, req: &Map<String, Value>) -> (usize, bool) {
         match self {
             Matcher::Any => (0, true),
-            Matcher::Equals(want) => {
+            Matcher::Equals(want) | Matcher::Contains(want) => {
                 let hits = want
                     .iter()
                     .filter(|(k, v)| req.get(*k).is_some_and(|r| same(v, r)))
                     .count();
-                (hits, hits == want.len() && req.len() == want.len())
-            }
-            Matcher::Contains(want) => {
-                let hits = want
-                    .iter()
-                    .filter(|(k, v)| req.get(*k).is_some_and(|r| same(v, r)))
-                    .count();
-                (hits, hits == want.len())
+                // Equals is the whole request: no field beyond those named.
+                let whole = matches!(self, Matcher::Contains(_)) || req.len() == want.len();
+                (hits, hits == want.len() && whole)
             }
             Matcher::Matches(want) => {
                 let hits = want
@@ -331,8 +337,7 @@ impl Table {
         pools: &[DescriptorPool],
         source: String,
     ) -> Result<usize, String> {
-        let (path, stub) =
-            check(raw.clone(), pools, &source).map_err(|e| format!("{source}: {e}"))?;
+        let (path, stub) = check(&raw, pools, &source).map_err(|e| format!("{source}: {e}"))?;
         self.by_method.entry(path).or_default().push(Arc::new(stub));
         self.listed.push((source, raw));
         Ok(self.listed.len() - 1)
@@ -405,10 +410,7 @@ fn parse_file(path: &Path) -> Result<Vec<RawStub>> {
             None => anyhow::anyhow!("{shown}: not a stub (or a list of stubs): {e}"),
         })?,
     };
-    Ok(match parsed {
-        OneOrMany::Many(v) => v,
-        OneOrMany::One(s) => vec![*s],
-    })
+    Ok(parsed.into_vec())
 }
 
 /// The stubs of the files under `paths`, then `added` (the admin API's), checked.
@@ -531,8 +533,8 @@ fn unknown_keys(raw: &RawStub) -> Result<(), String> {
     }
 }
 
-fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String, Stub), String> {
-    unknown_keys(&raw)?;
+fn check(raw: &RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String, Stub), String> {
+    unknown_keys(raw)?;
     let method = find_method(pools, &raw.service, &raw.method)?;
     let input = method.input();
     let given = [
@@ -623,6 +625,8 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
         Some(v) => delay_of(v)?,
         None => Duration::ZERO,
     };
+    let reads_uuid = matches!(&answer, Answer::Messages(msgs)
+        if msgs.iter().any(|m| matches!(m, Msg::Templated(s) if s.reads_uuid())));
     Ok((
         method.full_name().to_owned(),
         Stub {
@@ -632,6 +636,7 @@ fn check(raw: RawStub, pools: &[DescriptorPool], source: &str) -> Result<(String
             answer,
             headers,
             delay,
+            reads_uuid,
             output: raw.output.clone(),
         },
     ))
@@ -691,12 +696,9 @@ impl Stubs {
     /// Adds the stub (or list of stubs) in `body` (GripMock's `POST /add`): checked as the
     /// files' are; their ids, or what is wrong.
     pub fn add(&self, body: &[u8]) -> Result<Vec<usize>, String> {
-        let parsed: OneOrMany = serde_json::from_slice(body)
-            .map_err(|e| format!("not a stub (or a list of stubs): {e}"))?;
-        let raws = match parsed {
-            OneOrMany::Many(v) => v,
-            OneOrMany::One(s) => vec![*s],
-        };
+        let raws = serde_json::from_slice::<OneOrMany>(body)
+            .map_err(|e| format!("not a stub (or a list of stubs): {e}"))?
+            .into_vec();
         let old = self.current();
         let mut added = old.added.clone();
         added.extend(raws.iter().cloned());
@@ -741,17 +743,12 @@ impl Stubs {
         let old = self.current();
         let n = old.added.len();
         if n > 0 {
-            match read_table(&self.paths, &self.pools, &[]) {
-                Ok(table) => self.replace(table),
-                // The files changed on disk and no longer check: keep only theirs in force.
-                Err(_) => {
-                    let mut table = Table::default();
-                    for (source, raw) in &old.listed[..old.listed.len() - n] {
-                        let _ = table.push(raw.clone(), &self.pools, source.clone());
-                    }
-                    self.replace(table);
-                }
+            // The files' stubs in force, as they were checked (the watcher rereads the files).
+            let mut table = Table::default();
+            for (source, raw) in &old.listed[..old.listed.len() - n] {
+                let _ = table.push(raw.clone(), &self.pools, source.clone());
             }
+            self.replace(table);
         }
         n
     }
@@ -844,57 +841,81 @@ fn slash_name(method: &MethodDescriptor) -> String {
     format!("{}/{}", method.parent_service().full_name(), method.name())
 }
 
+/// Waits the stub's delay, then gives its failure, or the replies it makes.
+async fn due(stub: &Stub) -> Result<&[Msg], Status> {
+    if !stub.delay.is_zero() {
+        tokio::time::sleep(stub.delay).await;
+    }
+    match &stub.answer {
+        Answer::Messages(m) => Ok(m),
+        Answer::Failure(code, msg) => Err(Status::new(*code, msg.clone())),
+    }
+}
+
+/// One reply: a fixed message, or a template rendered with `data` (made on first need, once a
+/// call).
+fn reply(
+    m: &Msg,
+    stub: &Stub,
+    method: &MethodDescriptor,
+    req: &DynamicMessage,
+    data: &mut Option<CallData>,
+) -> Result<DynamicMessage, Status> {
+    let shape = match m {
+        Msg::Fixed(m) => return Ok(m.clone()),
+        Msg::Templated(shape) => shape,
+    };
+    let d = data.get_or_insert_with(|| CallData {
+        request: Some(template_request(req)),
+        fully_qualified_name: method.full_name().to_owned(),
+        method_name: method.name().to_owned(),
+        service_name: method.parent_service().full_name().to_owned(),
+        input_name: method.input().full_name().to_owned(),
+        output_name: method.output().full_name().to_owned(),
+        timestamp_unix_nano: volley_bench::target::payload::now_unix_nanos(),
+        uuid: if stub.reads_uuid {
+            volley_bench::target::payload::uuid_v4()
+        } else {
+            String::new()
+        },
+        ..CallData::default()
+    });
+    let rendered = shape
+        .render(d)
+        .map_err(|e| Status::internal(format!("{}: output template {e}", stub.source)))?;
+    DynamicMessage::deserialize(method.output(), rendered).map_err(|e| {
+        Status::internal(format!(
+            "{}: the rendered output does not fit {}: {e}",
+            stub.source,
+            method.output().full_name()
+        ))
+    })
+}
+
+/// Every reply of the stub to `req` (streams).
 async fn answer(
     stub: &Stub,
     method: &MethodDescriptor,
     req: &DynamicMessage,
 ) -> Result<Vec<DynamicMessage>, Status> {
-    if !stub.delay.is_zero() {
-        tokio::time::sleep(stub.delay).await;
+    let mut data = None;
+    due(stub)
+        .await?
+        .iter()
+        .map(|m| reply(m, stub, method, req, &mut data))
+        .collect()
+}
+
+/// The stub's first reply to `req` (unary and client-streaming calls: no list made).
+async fn answer_one(
+    stub: &Stub,
+    method: &MethodDescriptor,
+    req: &DynamicMessage,
+) -> Result<DynamicMessage, Status> {
+    match due(stub).await?.first() {
+        Some(m) => reply(m, stub, method, req, &mut None),
+        None => Ok(DynamicMessage::new(method.output())),
     }
-    let msgs = match &stub.answer {
-        Answer::Messages(m) => m,
-        Answer::Failure(code, msg) => return Err(Status::new(*code, msg.clone())),
-    };
-    let mut data: Option<CallData> = None;
-    let mut out = Vec::with_capacity(msgs.len());
-    for m in msgs {
-        match m {
-            Msg::Fixed(m) => out.push(m.clone()),
-            Msg::Templated(v) => {
-                let d = data.get_or_insert_with(|| CallData {
-                    request: Some(template_request(req)),
-                    fully_qualified_name: method.full_name().to_owned(),
-                    method_name: method.name().to_owned(),
-                    service_name: method.parent_service().full_name().to_owned(),
-                    input_name: method.input().full_name().to_owned(),
-                    output_name: method.output().full_name().to_owned(),
-                    timestamp_unix_nano: volley_bench::target::payload::now_unix_nanos(),
-                    uuid: if msgs
-                        .iter()
-                        .any(|m| matches!(m, Msg::Templated(s) if s.reads_uuid()))
-                    {
-                        volley_bench::target::payload::uuid_v4()
-                    } else {
-                        String::new()
-                    },
-                    ..CallData::default()
-                });
-                let rendered = v.render(d).map_err(|e| {
-                    Status::internal(format!("{}: output template {e}", stub.source))
-                })?;
-                let msg = DynamicMessage::deserialize(method.output(), rendered).map_err(|e| {
-                    Status::internal(format!(
-                        "{}: the rendered output does not fit {}: {e}",
-                        stub.source,
-                        method.output().full_name()
-                    ))
-                })?;
-                out.push(msg);
-            }
-        }
-    }
-    Ok(out)
 }
 
 fn with_headers<T>(mut resp: Response<T>, stub: &Stub) -> Response<T> {
@@ -917,12 +938,8 @@ impl DynamicHandler for Stubs {
         };
         let method = method.clone();
         Box::pin(async move {
-            let mut messages = answer(&stub, &method, request.get_ref()).await?;
-            let first = messages
-                .drain(..)
-                .next()
-                .unwrap_or_else(|| DynamicMessage::new(method.output()));
-            Ok(with_headers(Response::new(first), &stub))
+            let reply = answer_one(&stub, &method, request.get_ref()).await?;
+            Ok(with_headers(Response::new(reply), &stub))
         })
     }
 
@@ -961,8 +978,7 @@ impl DynamicHandler for Stubs {
             let Some(stub) = this.pick(&method, &last)? else {
                 return Ok(Response::new(DynamicMessage::new(method.output())));
             };
-            let first = answer(&stub, &method, &last).await?.into_iter().next();
-            let reply = first.unwrap_or_else(|| DynamicMessage::new(method.output()));
+            let reply = answer_one(&stub, &method, &last).await?;
             Ok(with_headers(Response::new(reply), &stub))
         })
     }
