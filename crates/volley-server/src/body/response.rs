@@ -276,8 +276,8 @@ pub(crate) fn trailers_only(status: &Status) -> HttpResponse {
 }
 
 /// A plain-text HTTP answer (for requests that are not gRPC at all).
-pub(crate) fn plain(code: StatusCode, text: &'static str) -> HttpResponse {
-    let body = http_body_util::Full::new(Bytes::from_static(text.as_bytes()));
+pub(crate) fn plain(code: StatusCode, text: impl Into<Bytes>) -> HttpResponse {
+    let body = http_body_util::Full::new(text.into());
     let mut resp = http::Response::new(ResponseBody::other(body));
     *resp.status_mut() = code;
     resp.headers_mut().insert(

@@ -194,11 +194,7 @@ fn endpoint(
             Ok(b) => b,
             Err((status, http)) => {
                 let code = http.unwrap_or(http::StatusCode::BAD_REQUEST);
-                let mut r = plain(code, "");
-                *r.body_mut() = ResponseBody::other(http_body_util::Full::new(bytes::Bytes::from(
-                    format!("volley: {}\n", status.message()),
-                )));
-                return r;
+                return plain(code, format!("volley: {}\n", status.message()));
             }
         };
         let (head, body) = handle(http::Request::from_parts(parts, body))

@@ -47,9 +47,11 @@ impl<S> Rewind<S> {
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Socket for Rewind<S> {
     async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.seen.len() < buf.len() {
-            let mut more = vec![0u8; buf.len() - self.seen.len()];
-            let n = self.inner.read(&mut more).await?;
-            self.seen.extend_from_slice(&more[..n]);
+            let want = (buf.len() - self.seen.len()) as u64;
+            (&mut self.inner)
+                .take(want)
+                .read_buf(&mut self.seen)
+                .await?;
         }
         let n = self.seen.len().min(buf.len());
         buf[..n].copy_from_slice(&self.seen[..n]);
