@@ -125,13 +125,9 @@ impl Balanced {
             .clone()
     }
 
-    /// `f` of each address's connections.
-    pub(crate) fn each<T>(&self, f: impl Fn(&Inner) -> T) -> impl Iterator<Item = T> {
-        let backends = self.current();
-        (0..backends.len())
-            .map(|i| f(&backends[i].inner))
-            .collect::<Vec<_>>()
-            .into_iter()
+    /// The sum of `f` over every address's connections.
+    pub(crate) fn sum<T: std::iter::Sum>(&self, f: impl Fn(&Inner) -> T) -> T {
+        self.current().iter().map(|b| f(&b.inner)).sum()
     }
 
     /// Puts `addrs` in force, keeping the connections of those already there.

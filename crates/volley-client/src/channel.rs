@@ -225,12 +225,7 @@ impl Channel {
     /// [`Channel::new`], with `expanding`'s extra connections closed after `idle` instead of
     /// [`IDLE_CLOSE`].
     pub fn with_idle_close(ep: Endpoint, strategy: Strategy, idle: Duration) -> Channel {
-        if let crate::Target::List(_) = ep.target {
-            return Channel::balanced(ep, strategy, Policy::PickFirst);
-        }
-        Channel {
-            kind: Kind::One(Inner::new(ep, strategy, idle)),
-        }
+        Channel::build(ep, strategy, Policy::PickFirst, idle)
     }
 
     /// A channel that spreads calls over every address of `ep`'s target by `policy`: the
@@ -239,14 +234,18 @@ impl Channel {
     /// connections under `strategy`; an address whose dials fail is skipped while it backs off.
     /// With pick-first a name stays one address, resolved at each dial (as [`Channel::new`]).
     pub fn balanced(ep: Endpoint, strategy: Strategy, policy: Policy) -> Channel {
-        match (&ep.target, policy) {
-            (crate::Target::List(_), _) | (crate::Target::Tcp(_), Policy::RoundRobin) => Channel {
-                kind: Kind::Many(Balanced::new(ep, strategy, policy, IDLE_CLOSE)),
-            },
-            _ => Channel {
-                kind: Kind::One(Inner::new(ep, strategy, IDLE_CLOSE)),
-            },
-        }
+        Channel::build(ep, strategy, policy, IDLE_CLOSE)
+    }
+
+    /// A list, or a name under round robin, is several addresses; anything else is one.
+    fn build(ep: Endpoint, strategy: Strategy, policy: Policy, idle: Duration) -> Channel {
+        let kind = match (&ep.target, policy) {
+            (crate::Target::List(_), _) | (crate::Target::Tcp(_), Policy::RoundRobin) => {
+                Kind::Many(Balanced::new(ep, strategy, policy, idle))
+            }
+            _ => Kind::One(Inner::new(ep, strategy, idle)),
+        };
+        Channel { kind }
     }
 
     /// Where and how connections are dialled.
@@ -279,7 +278,7 @@ impl Channel {
     pub fn open_connections(&self) -> usize {
         match &self.kind {
             Kind::One(inner) => inner.open_connections(),
-            Kind::Many(b) => b.each(Inner::open_connections).sum(),
+            Kind::Many(b) => b.sum(Inner::open_connections),
         }
     }
 
@@ -287,7 +286,7 @@ impl Channel {
     pub fn dials(&self) -> u64 {
         match &self.kind {
             Kind::One(inner) => inner.dials.load(Ordering::Relaxed),
-            Kind::Many(b) => b.each(|i| i.dials.load(Ordering::Relaxed)).sum(),
+            Kind::Many(b) => b.sum(|i| i.dials.load(Ordering::Relaxed)),
         }
     }
 
