@@ -230,21 +230,12 @@ async fn direction(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, shape: Shape
     tokio::join!(reader, writer);
 }
 
-/// A small xorshift generator for the jitter (no cryptographic need; one per direction).
-struct Jitter(u64);
+/// The jitter's draws (fastrand's generator: no cryptographic need; one per direction).
+struct Jitter(fastrand::Rng);
 
 impl Jitter {
     fn new(seed: u64) -> Jitter {
-        Jitter(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
+        Jitter(fastrand::Rng::with_seed(seed))
     }
 
     /// `delay` plus a uniform draw from `-jitter..=jitter`, never below zero.
@@ -252,8 +243,7 @@ impl Jitter {
         if jitter.is_zero() {
             return delay;
         }
-        let span = jitter.as_nanos() as u64 * 2 + 1;
-        let offset = self.next() % span;
+        let offset = self.0.u64(0..=jitter.as_nanos() as u64 * 2);
         (delay + Duration::from_nanos(offset)).saturating_sub(jitter)
     }
 }
