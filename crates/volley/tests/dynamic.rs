@@ -111,7 +111,8 @@ fn a_proto_never_compiled_is_served_to_clients_we_did_not_write() {
     );
 
     // Load at c=50 from ghz and from volley bench, both through reflection: no errors.
-    let ghz = ok_stdout(Command::new(tool("ghz")).args([
+    // The same command line for both: volley bench is a drop-in for ghz.
+    let load = [
         "--insecure",
         "--call",
         "shop.v1.Catalog.Get",
@@ -123,8 +124,9 @@ fn a_proto_never_compiled_is_served_to_clients_we_did_not_write() {
         "2000",
         "-O",
         "json",
-        &addr,
-    ]));
+        addr.as_str(),
+    ];
+    let ghz = ok_stdout(Command::new(tool("ghz")).args(load));
     let ghz: Value = serde_json::from_str(&ghz).expect("ghz's JSON");
     assert_eq!(
         ghz["statusCodeDistribution"],
@@ -132,21 +134,7 @@ fn a_proto_never_compiled_is_served_to_clients_we_did_not_write() {
         "{}",
         ghz["errorDistribution"]
     );
-    let bench = ok_stdout(&mut VOLLEY.command(&[
-        "bench",
-        "--insecure",
-        "--call",
-        "shop.v1.Catalog.Get",
-        "-d",
-        r#"{"prefix":"a"}"#,
-        "-c",
-        "50",
-        "-n",
-        "2000",
-        "-O",
-        "json",
-        &addr,
-    ]));
+    let bench = ok_stdout(VOLLEY.command(&["bench"]).args(load));
     let bench: Value = serde_json::from_str(&bench).expect("volley bench's JSON");
     assert_eq!(bench["statusCodeDistribution"], json!({"OK": 2000}));
     let _ = std::fs::remove_dir_all(proto.parent().unwrap());

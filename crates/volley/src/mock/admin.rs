@@ -99,13 +99,13 @@ async fn serve_one(stubs: Stubs, req: hyper::Request<Incoming>) -> http::Respons
     };
     let resp = match op {
         Some(op) => answer(&stubs, op, &body),
-        None => reply(
-            StatusCode::NOT_FOUND,
-            &json!({"error": format!(
-                "no {method} {path} here: GET /, POST /add, POST /find, GET /clear, \
-                 GET|POST|DELETE /api/stubs, POST /api/stubs/search"
-            )}),
-        ),
+        None => {
+            let known: Vec<String> = ROUTES.iter().map(|(m, p, _)| format!("{m} {p}")).collect();
+            reply(
+                StatusCode::NOT_FOUND,
+                &json!({"error": format!("no {method} {path} here: GET /, {}", known.join(", "))}),
+            )
+        }
     };
     resp.map(Full::new)
 }
