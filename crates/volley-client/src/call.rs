@@ -46,6 +46,11 @@ impl CallHead {
         })
     }
 
+    /// The method's path, `/package.Service/Method`.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+
     /// The request head for one call.
     pub fn request(&self) -> Request<()> {
         let mut r = Request::new(());
@@ -137,6 +142,9 @@ pub struct Failure {
     pub unprocessed: bool,
     /// The connection should take no new calls (it failed, or the peer is going away).
     pub retire: bool,
+    /// The server's response headers had arrived: the call is committed, and a retry policy
+    /// does not send it again (gRFC A6). A trailers-only answer is not committed.
+    pub committed: bool,
 }
 
 pub(crate) fn failure(e: &h2::Error, before_send: bool) -> Failure {
@@ -146,6 +154,7 @@ pub(crate) fn failure(e: &h2::Error, before_send: bool) -> Failure {
         status: transport_status(e),
         unprocessed: before_send || refused || (go_away && e.is_remote()),
         retire: before_send || go_away || e.is_io(),
+        committed: false,
     }
 }
 
@@ -165,26 +174,49 @@ pub async fn attempt_with(
     body: Bytes,
     keep: Option<&mut BytesMut>,
 ) -> Result<UnaryReply, Failure> {
+    attempt_numbered(send, head, body, keep, 0).await
+}
+
+/// [`attempt_with`] for an attempt that follows `previous` others of the same call: it says so
+/// in `grpc-previous-rpc-attempts` (gRFC A6).
+pub(crate) async fn attempt_numbered(
+    send: &SendRequest<Bytes>,
+    head: &CallHead,
+    body: Bytes,
+    keep: Option<&mut BytesMut>,
+    previous: u32,
+) -> Result<UnaryReply, Failure> {
     let mut send = send.clone().ready().await.map_err(|e| failure(&e, true))?;
+    let mut request = head.request();
+    if previous > 0 {
+        request.headers_mut().insert(
+            volley_wire::names::GRPC_PREVIOUS_RPC_ATTEMPTS,
+            HeaderValue::from(previous),
+        );
+    }
     let (resp, mut stream) = send
-        .send_request(head.request(), false)
+        .send_request(request, false)
         .map_err(|e| failure(&e, true))?;
     stream
         .send_data(body, true)
         .map_err(|e| failure(&e, false))?;
     let resp = resp.await.map_err(|e| failure(&e, false))?;
-    let not_retried = |status| Failure {
+    let not_retried = |(status, committed)| Failure {
         status,
         unprocessed: false,
         retire: false,
+        committed,
     };
-    let reply = finish_into(resp, keep).await.map_err(not_retried)?;
+    let reply = read_reply(resp, keep).await.map_err(not_retried)?;
     let len = reply.bytes.saturating_sub(volley_wire::codec::HEADER_LEN);
     if len > head.max_recv {
-        return Err(not_retried(Status::resource_exhausted(format!(
-            "grpc: received message larger than max ({len} vs. {})",
-            head.max_recv
-        ))));
+        return Err(not_retried((
+            Status::resource_exhausted(format!(
+                "grpc: received message larger than max ({len} vs. {})",
+                head.max_recv
+            )),
+            true,
+        )));
     }
     Ok(reply)
 }
@@ -197,36 +229,49 @@ pub async fn finish(resp: http::Response<RecvStream>) -> Result<UnaryReply, Stat
 /// [`finish`], keeping the body's bytes in `keep` when given.
 pub async fn finish_into(
     resp: http::Response<RecvStream>,
-    mut keep: Option<&mut BytesMut>,
+    keep: Option<&mut BytesMut>,
 ) -> Result<UnaryReply, Status> {
+    read_reply(resp, keep).await.map_err(|(s, _)| s)
+}
+
+/// [`finish_into`], saying with a failure whether it came after the response headers (a
+/// trailers-only answer or an HTTP error did not).
+async fn read_reply(
+    resp: http::Response<RecvStream>,
+    mut keep: Option<&mut BytesMut>,
+) -> Result<UnaryReply, (Status, bool)> {
     let (parts, mut body) = resp.into_parts();
     if parts.status != http::StatusCode::OK {
-        return Err(http_status(parts.status));
+        return Err((http_status(parts.status), false));
     }
     if let Some(s) = Status::from_headers(&parts.headers) {
         // Trailers-only.
         return if s.code() == Code::Ok {
             Ok(UnaryReply::default())
         } else {
-            Err(s)
+            Err((s, false))
         };
     }
+    let committed = |s| (s, true);
     let mut reply = UnaryReply::default();
     while let Some(chunk) = body.data().await {
-        let chunk = chunk.map_err(|e| transport_status(&e))?;
+        let chunk = chunk.map_err(|e| committed(transport_status(&e)))?;
         reply.bytes += chunk.len();
         if let Some(k) = keep.as_deref_mut() {
             k.extend_from_slice(&chunk);
         }
         let _ = body.flow_control().release_capacity(chunk.len());
     }
-    let trailers = body.trailers().await.map_err(|e| transport_status(&e))?;
+    let trailers = body
+        .trailers()
+        .await
+        .map_err(|e| committed(transport_status(&e)))?;
     match trailers.as_ref().and_then(Status::from_headers) {
         Some(s) if s.code() == Code::Ok => Ok(reply),
-        Some(s) => Err(s),
-        None => Err(Status::internal(
+        Some(s) => Err(committed(s)),
+        None => Err(committed(Status::internal(
             "server closed the stream without sending trailers",
-        )),
+        ))),
     }
 }
 

@@ -12,6 +12,9 @@
 //! A target with several addresses (`ipv4:a:p,b:p`, or a name resolved to all its addresses under
 //! round robin) gets one set of connections per address, each under the strategy, and a
 //! [`Policy`] picks the address for each call (`balance`).
+//!
+//! With a [`ServiceConfig`] ([`Channel::with_service_config`]), unary calls are also retried or
+//! hedged by their method's policy (`retry`).
 
 use std::{
     str::FromStr,
@@ -28,7 +31,9 @@ use volley_wire::Status;
 use crate::{
     CallHead, Connection, Endpoint, UnaryReply,
     balance::{Balanced, Policy},
-    call::{Failure, attempt_with},
+    call::{Failure, attempt_numbered},
+    retry,
+    service_config::{CallPolicy, ServiceConfig},
 };
 
 /// How a channel spreads calls over connections.
@@ -138,6 +143,8 @@ impl std::fmt::Display for Strategy {
 #[derive(Clone)]
 pub struct Channel {
     kind: Kind,
+    /// Retry and hedging policies, timeouts.
+    config: Option<Arc<ServiceConfig>>,
 }
 
 /// One address (or a name resolved at each dial), or several balanced.
@@ -245,7 +252,21 @@ impl Channel {
             }
             _ => Kind::One(Inner::new(ep, strategy, idle)),
         };
-        Channel { kind }
+        Channel { kind, config: None }
+    }
+
+    /// Retries and hedges unary calls (here and on typed clients built on this channel) by the
+    /// policies of `config`, and gives typed calls without a deadline their method's timeout.
+    /// Share one `Arc` between channels to share its retry throttle.
+    #[must_use]
+    pub fn with_service_config(mut self, config: Arc<ServiceConfig>) -> Channel {
+        self.config = Some(config);
+        self
+    }
+
+    /// The service config calls follow, if any.
+    pub fn service_config(&self) -> Option<&Arc<ServiceConfig>> {
+        self.config.as_ref()
     }
 
     /// Where and how connections are dialled.
@@ -299,7 +320,8 @@ impl Channel {
     }
 
     /// One unary (or server-streaming, replies counted) call with a pre-framed body, retried on
-    /// another connection when the server never processed it.
+    /// another connection when the server never processed it, and retried or hedged by the
+    /// method's policy when the channel has a service config.
     pub async fn unary(&self, head: &CallHead, body: Bytes) -> Result<UnaryReply, Status> {
         self.retrying(head, body, false).await.map(|(r, _)| r)
     }
@@ -317,25 +339,46 @@ impl Channel {
         body: Bytes,
         keep: bool,
     ) -> Result<(UnaryReply, Bytes), Status> {
-        let mut attempts = 0;
+        let config = self.config.as_deref();
+        let policy = config.and_then(|c| c.method(head.path())?.policy.as_ref());
+        let attempt = |n: u32| self.transparent(head, body.clone(), keep, n - 1);
+        match (policy, config) {
+            (Some(CallPolicy::Retry(p)), Some(c)) => {
+                retry::retry(p, c.throttle(), None, attempt).await
+            }
+            (Some(CallPolicy::Hedge(p)), Some(c)) => retry::hedge(p, c.throttle(), attempt).await,
+            _ => attempt(1).await.map_err(|f| f.status),
+        }
+    }
+
+    /// One attempt, sent again on another connection while the server never saw it.
+    async fn transparent(
+        &self,
+        head: &CallHead,
+        body: Bytes,
+        keep: bool,
+        previous: u32,
+    ) -> Result<(UnaryReply, Bytes), Failure> {
+        let mut tries = 0;
         loop {
-            attempts += 1;
-            let lease = self.lease().await?;
+            tries += 1;
+            let lease = self.lease().await.map_err(|status| Failure {
+                status,
+                unprocessed: true,
+                retire: false,
+                committed: false,
+            })?;
             let mut kept = BytesMut::new();
             let sender = lease.connection().sender();
             let keep = keep.then_some(&mut kept);
-            match attempt_with(sender, head, body.clone(), keep).await {
+            match attempt_numbered(sender, head, body.clone(), keep, previous).await {
                 Ok(r) => return Ok((r, kept.freeze())),
-                Err(Failure {
-                    status,
-                    unprocessed,
-                    retire,
-                }) => {
-                    if retire {
+                Err(f) => {
+                    if f.retire {
                         lease.connection().retire();
                     }
-                    if !unprocessed || attempts >= MAX_ATTEMPTS {
-                        return Err(status);
+                    if !f.unprocessed || tries >= MAX_ATTEMPTS {
+                        return Err(f);
                     }
                 }
             }

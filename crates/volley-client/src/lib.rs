@@ -10,6 +10,8 @@
 //! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds),
 //! with client interceptors (`grpc::ClientInterceptor`) and gRPC's A66 client metrics
 //! (`metrics`); `http1` carries plain HTTP/1.1 load;
+//! `service_config` reads gRPC service configs (retry and hedging policies, throttling,
+//! timeouts) and `retry` runs a call's attempts by them;
 //! `reflect` fetches schemas by server reflection; `codegen` is what generated clients import.
 
 pub mod balance;
@@ -22,6 +24,8 @@ pub mod grpc;
 pub mod http1;
 pub mod metrics;
 pub mod reflect;
+pub mod retry;
+pub mod service_config;
 pub mod tls;
 
 pub use balance::{Policy, PolicyError};
@@ -29,6 +33,7 @@ pub use call::{CallHead, UnaryReply};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, EndpointError, Target};
+pub use service_config::{ServiceConfig, ServiceConfigError};
 pub use grpc::{
     ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming,
 };

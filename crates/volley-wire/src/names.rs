@@ -15,6 +15,12 @@ pub const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
 pub const GRPC_ENCODING: HeaderName = HeaderName::from_static("grpc-encoding");
 /// The compressions this side accepts.
 pub const GRPC_ACCEPT_ENCODING: HeaderName = HeaderName::from_static("grpc-accept-encoding");
+/// `grpc-retry-pushback-ms`: a server's word on when (or whether) a failed call may be retried
+/// (gRFC A6).
+pub const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
+/// `grpc-previous-rpc-attempts`: how many attempts of this call came before this one (gRFC A6).
+pub const GRPC_PREVIOUS_RPC_ATTEMPTS: HeaderName =
+    HeaderName::from_static("grpc-previous-rpc-attempts");
 /// Connect streaming's `grpc-encoding`.
 pub const CONNECT_ENCODING: HeaderName = HeaderName::from_static("connect-content-encoding");
 /// Connect streaming's `grpc-accept-encoding`.

@@ -8,7 +8,7 @@ use http::{HeaderMap, HeaderValue};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use prost::Message;
 
-use crate::names::{GRPC_MESSAGE, GRPC_STATUS, GRPC_STATUS_DETAILS};
+use crate::names::{GRPC_MESSAGE, GRPC_RETRY_PUSHBACK_MS, GRPC_STATUS, GRPC_STATUS_DETAILS};
 
 /// The gRPC status codes (`grpc/doc/statuscodes.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -270,6 +270,12 @@ impl Status {
             let v = v.strip_suffix(b"==").or(v.strip_suffix(b"=")).unwrap_or(v);
             STANDARD_NO_PAD.decode(v).ok().map(Bytes::from)
         });
+        // A failure keeps the server's retry pushback, which a retrying client reads (gRFC A6).
+        if code != Code::Ok {
+            if let Some(v) = headers.get(GRPC_RETRY_PUSHBACK_MS) {
+                status.0.metadata.insert(GRPC_RETRY_PUSHBACK_MS, v.clone());
+            }
+        }
         Some(status)
     }
 }

@@ -13,7 +13,7 @@ use futures_util::Stream;
 use futures_util::StreamExt;
 use h2::{SendStream, client::ResponseFuture};
 use http::{
-    HeaderMap, Method, Uri,
+    HeaderMap, HeaderValue, Method, Uri,
     uri::{Authority, PathAndQuery, Scheme},
 };
 use prost::Message;
@@ -22,7 +22,7 @@ use volley_wire::{
     Code, Status,
     codec::{DEFAULT_MAX_RECV, FrameDecoder, encode_frame},
     compression::Encoding,
-    names::GRPC_ENCODING,
+    names::{GRPC_ENCODING, GRPC_PREVIOUS_RPC_ATTEMPTS},
 };
 
 pub use intercept::{Attempt, AttemptEnd, ClientInterceptor};
@@ -34,6 +34,8 @@ use crate::{
     call::{Failure, failure, http_status, send_message, set_grpc_headers},
     channel::MAX_ATTEMPTS,
     endpoint::Target,
+    retry::{self, Failed as _},
+    service_config::CallPolicy,
 };
 use intercept::{Chain, Observed, SentTally};
 use message::Parts;
@@ -140,7 +142,9 @@ impl Grpc {
     }
 
     /// One request, one reply. A call the server never saw (refused stream, GOAWAY, connection
-    /// gone before the stream opened) is sent again, up to three attempts.
+    /// gone before the stream opened) is sent again, up to three attempts; with a service
+    /// config on the channel ([`Channel::with_service_config`]), the method's retry or hedging
+    /// policy applies too, and its timeout when the request sets none.
     pub async fn unary<Req, Resp>(
         &self,
         path: &'static str,
@@ -150,21 +154,65 @@ impl Grpc {
         Req: Message,
         Resp: Message + Default,
     {
-        let (parts, message) = request.into_parts();
+        let (mut parts, message) = request.into_parts();
+        let config = self.channel.service_config().map(|c| &**c);
+        let method = config.and_then(|c| c.method(path));
+        if parts.timeout.is_none() {
+            parts.timeout = method.and_then(|m| m.timeout);
+        }
         let compress = parts.compress.unwrap_or(self.send_compressed);
         let body = frame(&message, compress);
         let started = Instant::now();
         let deadline = parts.timeout.map(|t| started + t);
-        let mut attempts: u32 = 0;
+        let attempt = |n| self.unary_attempt(path, &parts, compress, &body, started, n);
+        match (method.and_then(|m| m.policy.as_ref()), config) {
+            (Some(CallPolicy::Retry(p)), Some(c)) => {
+                retry::retry(p, c.throttle(), deadline, attempt).await
+            }
+            (Some(CallPolicy::Hedge(p)), Some(c)) => retry::hedge(p, c.throttle(), attempt).await,
+            _ => attempt(1).await.map_err(|f| f.finish(false)),
+        }
+    }
+
+    /// Attempt `n` of a unary call (sent again at once while the server never saw it), read to
+    /// its one reply.
+    async fn unary_attempt<Resp: Message + Default>(
+        &self,
+        path: &'static str,
+        parts: &Parts,
+        compress: bool,
+        body: &Bytes,
+        started: Instant,
+        n: u32,
+    ) -> Result<Response<Resp>, AttemptFailed> {
+        let deadline = parts.timeout.map(|t| started + t);
+        let fatal = |status| AttemptFailed {
+            status,
+            committed: true,
+            observed: None,
+        };
+        let mut tries: u32 = 0;
         let (headers, mut replies) = loop {
-            attempts += 1;
-            let (head, mut observed) = self.attempt(path, &parts, compress, attempts, started)?;
+            tries += 1;
+            let (mut head, mut observed) = self
+                .attempt(path, parts, compress, n + tries - 1, started)
+                .map_err(fatal)?;
+            if n > 1 {
+                head.headers_mut()
+                    .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, HeaderValue::from(n - 1));
+            }
             if let Some(o) = &observed {
                 o.sent_tally().frame(body.len());
             }
             let lease = match self.channel.lease().await {
                 Ok(l) => l,
-                Err(s) => return Err(end_attempt(observed, s)),
+                Err(status) => {
+                    return Err(AttemptFailed {
+                        status,
+                        committed: false,
+                        observed,
+                    });
+                }
             };
             let sent = async {
                 let (resp, mut out) = open(&lease, head).await?;
@@ -174,16 +222,28 @@ impl Grpc {
             };
             match within(deadline, sent).await {
                 Ok(resp) => {
-                    let mut held = self.held(Some(lease), None, deadline);
-                    held.observed = observed;
-                    break self.replies::<Resp>(resp, held)?;
+                    let held = self.held(Some(lease), None, deadline);
+                    match self.replies::<Resp>(resp, held, observed) {
+                        Ok(r) => break r,
+                        Err((status, observed)) => {
+                            return Err(AttemptFailed {
+                                status,
+                                committed: false,
+                                observed,
+                            });
+                        }
+                    }
                 }
                 Err(f) => {
                     if f.retire {
                         lease.connection().retire();
                     }
-                    if !f.unprocessed || attempts as usize >= MAX_ATTEMPTS {
-                        return Err(end_attempt(observed, f.status));
+                    if !f.unprocessed || tries as usize >= MAX_ATTEMPTS {
+                        return Err(AttemptFailed {
+                            status: f.status,
+                            committed: f.committed,
+                            observed,
+                        });
                     }
                     if let Some(o) = &mut observed {
                         o.retrying();
@@ -192,12 +252,19 @@ impl Grpc {
                 }
             }
         };
-        let reply = single(&mut replies).await?;
-        Ok(Response::from_parts(
-            headers,
-            reply,
-            replies.take_trailers(),
-        ))
+        replies.keep_observed();
+        match single(&mut replies).await {
+            Ok(reply) => Ok(Response::from_parts(
+                headers,
+                reply,
+                replies.take_trailers(),
+            )),
+            Err(status) => Err(AttemptFailed {
+                status,
+                committed: true,
+                observed: replies.take_observed(),
+            }),
+        }
     }
 
     /// One request, a stream of replies.
@@ -297,9 +364,10 @@ impl Grpc {
         })
         .await
         .map_err(|f| fail(f.status))?;
-        let mut held = self.held(Some(lease), sender, deadline);
-        held.observed = observed.flatten();
-        let (headers, replies) = self.replies(resp, held)?;
+        let held = self.held(Some(lease), sender, deadline);
+        let (headers, replies) = self
+            .replies(resp, held, observed.flatten())
+            .map_err(|(s, o)| end_attempt(o, s))?;
         Ok(Response::from_parts(headers, replies, HeaderMap::new()))
     }
 
@@ -369,20 +437,21 @@ impl Grpc {
     }
 
     /// The response headers and the reply stream, or the call's status when the server answered
-    /// with an HTTP error or a trailers-only response.
+    /// with an HTTP error or a trailers-only response (with the attempt's watch, not yet
+    /// ended).
+    #[allow(clippy::type_complexity)]
     fn replies<Resp: Message + Default>(
         &self,
         resp: http::Response<h2::RecvStream>,
         mut held: Held,
-    ) -> Result<(HeaderMap, Streaming<Resp>), Status> {
+        observed: Option<Box<Observed>>,
+    ) -> Result<(HeaderMap, Streaming<Resp>), (Status, Option<Box<Observed>>)> {
         let (head, body) = resp.into_parts();
-        let mut fail = |s: Status| {
-            held.end(Some(&s));
-            s
-        };
         if head.status != http::StatusCode::OK {
-            return Err(fail(http_status(head.status)));
+            return Err((http_status(head.status), observed));
         }
+        held.observed = observed;
+        let mut fail = |s: Status| (s, held.observed.take());
         if let Some(status) = Status::from_headers(&head.headers) {
             if status.code() != Code::Ok {
                 return Err(fail(status));
@@ -394,6 +463,29 @@ impl Grpc {
         let encoding = Encoding::from_header(head.headers.get(GRPC_ENCODING)).map_err(&mut fail)?;
         let decoder = FrameDecoder::new(encoding, self.max_recv);
         Ok((head.headers, Streaming::new(body, decoder, held)))
+    }
+}
+
+/// A unary attempt that failed, its interceptors' watch not yet ended: the retry decides
+/// whether they are told another attempt follows.
+struct AttemptFailed {
+    status: Status,
+    committed: bool,
+    observed: Option<Box<Observed>>,
+}
+
+impl retry::Failed for AttemptFailed {
+    fn status(&self) -> &Status {
+        &self.status
+    }
+    fn committed(&self) -> bool {
+        self.committed
+    }
+    fn finish(mut self, retrying: bool) -> Status {
+        if let Some(o) = self.observed.as_mut().filter(|_| retrying) {
+            o.retrying();
+        }
+        end_attempt(self.observed, self.status)
     }
 }
 
@@ -427,6 +519,7 @@ async fn open(
             status,
             unprocessed: true,
             retire: true,
+            committed: false,
         })
 }
 
@@ -443,6 +536,7 @@ async fn within<T>(
         status: streaming::deadline_exceeded(),
         unprocessed: false,
         retire: false,
+        committed: false,
     };
     match tokio::time::timeout_at(d, fut).await {
         Ok(Err(_)) if Instant::now() >= d => Err(expired()),

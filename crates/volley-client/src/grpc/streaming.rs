@@ -68,6 +68,9 @@ pub struct Streaming<T> {
     state: State,
     trailers: Option<HeaderMap>,
     held: Held,
+    /// A failure leaves the attempt's watch in place for [`Streaming::take_observed`] (a
+    /// unary call's retry decides whether another attempt follows before it ends).
+    keep_observed: bool,
     _message: PhantomData<fn() -> T>,
 }
 
@@ -87,6 +90,7 @@ impl<T: Message + Default> Streaming<T> {
             state: State::Body,
             trailers: None,
             held,
+            keep_observed: false,
             _message: PhantomData,
         }
     }
@@ -101,6 +105,16 @@ impl<T: Message + Default> Streaming<T> {
     /// The trailing metadata, once the stream has ended (`grpc-status` included).
     pub fn trailers(&self) -> Option<&HeaderMap> {
         self.trailers.as_ref()
+    }
+
+    /// Keep the attempt's watch after a failure, for [`Streaming::take_observed`].
+    pub(crate) fn keep_observed(&mut self) {
+        self.keep_observed = true;
+    }
+
+    /// The attempt's watch, once the call failed (with [`Streaming::keep_observed`]).
+    pub(crate) fn take_observed(&mut self) -> Option<Box<Observed>> {
+        self.held.observed.take()
     }
 
     pub(crate) fn take_trailers(&mut self) -> HeaderMap {
@@ -121,7 +135,9 @@ impl<T: Message + Default> Streaming<T> {
     fn fail(&mut self, status: Status) -> Poll<Option<Result<T, Status>>> {
         self.state = State::Done;
         self.held.end(Some(&status));
+        let observed = self.keep_observed.then(|| self.held.observed.take());
         self.held = Held::default();
+        self.held.observed = observed.flatten();
         Poll::Ready(Some(Err(status)))
     }
 
@@ -217,6 +233,7 @@ impl<T> Streaming<T> {
             state: State::Done,
             trailers: Some(trailers),
             held: Held::default(),
+            keep_observed: false,
             _message: PhantomData,
         }
     }
