@@ -290,11 +290,14 @@ fn thread_main(
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
         if !h1 {
-            let channel = Channel::balanced(
+            let mut channel = Channel::balanced(
                 target.endpoint().clone(),
                 thread_share(opts, place.t, place.threads),
                 opts.lb,
             );
+            if let Some(config) = &opts.service_config {
+                channel = channel.with_service_config(config.clone());
+            }
             match channel.warm().await {
                 Ok(()) => out.push((0, Conn::H2(channel))),
                 Err(e) => shared.fail(BenchError::Connect(e.message().to_owned())),

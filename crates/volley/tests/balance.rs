@@ -2,8 +2,13 @@
 //! serve` processes (`ipv4:a:p,b:p,c:p`) spreads the calls within 10% of each other, counted by
 //! each server's own A66 metrics; pick_first sends them all to the first; an address nobody
 //! listens on is passed over with no failed call; a `dns:///` name is resolved to its addresses.
+//! With `--service-config`: one backend killed mid-run fails no call under a retry policy (and
+//! fails some without it); hedging past a slow backend cuts p99 below the slow backend's delay.
 
-use std::process::Command;
+use std::{
+    process::{Command, Stdio},
+    time::Duration,
+};
 
 use serde_json::Value;
 use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
@@ -130,4 +135,143 @@ fn an_address_nobody_listens_on_is_passed_over() {
         "ipv4:127.0.0.1",
     ]));
     assert!(line.contains("ipv4:ip:port"), "{line}");
+}
+
+/// `volley bench` of api.Users.Get at 1000 calls/s for 3 s over three backends that each take
+/// 20 ms a call, round robin, with `flags`; the second backend is killed (SIGKILL, calls in
+/// flight) after 1 s. Its status counts.
+fn kill_one_mid_run(flags: &[&str]) -> Value {
+    let servers: Vec<_> = (0..3).map(|_| VOLLEY.serve(&["--delay", "20ms"])).collect();
+    let addrs: Vec<String> = servers.iter().map(|s| s.addr().to_string()).collect();
+    let list = format!("ipv4:{}", addrs.join(","));
+    let mut args = vec![
+        "bench",
+        "--insecure",
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":228}"#,
+        "-n",
+        "3000",
+        "--rps",
+        "1000",
+        "-c",
+        "60",
+        "-O",
+        "json",
+        "--lb-strategy",
+        "round_robin",
+    ];
+    args.extend_from_slice(flags);
+    args.push(&list);
+    let child = VOLLEY
+        .command(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run volley bench");
+    std::thread::sleep(Duration::from_secs(1));
+    servers[1].signal("KILL");
+    let out = child.wait_with_output().expect("volley bench ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    report["statusCodeDistribution"].clone()
+}
+
+const RETRY: &str = r#"{"methodConfig": [{"name": [{"service": "api.Users"}],
+    "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
+
+#[test]
+fn one_backend_killed_mid_run_fails_no_call_under_a_retry_policy() {
+    let status = kill_one_mid_run(&["--service-config", RETRY]);
+    assert_eq!(status, serde_json::json!({"OK": 3000}));
+
+    // The same run without the policy: the calls in flight on the killed backend fail.
+    let status = kill_one_mid_run(&[]);
+    let ok = status["OK"].as_u64().unwrap_or(0);
+    assert!(ok < 3000, "some calls fail without a retry policy: {status}");
+}
+
+/// The p99 latency, in milliseconds, of `volley bench` one call at a time over `list`.
+fn p99_ms(list: &str, flags: &[&str]) -> f64 {
+    let mut args = vec![
+        "bench",
+        "--insecure",
+        "--call",
+        "api.Users.Get",
+        "-d",
+        r#"{"id":228}"#,
+        "-n",
+        "40",
+        "-c",
+        "1",
+        "-O",
+        "json",
+        "--lb-strategy",
+        "round_robin",
+    ];
+    args.extend_from_slice(flags);
+    args.push(list);
+    let out = VOLLEY.command(&args).output().expect("run volley bench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["statusCodeDistribution"], serde_json::json!({"OK": 40}));
+    let p99 = report["latencyDistribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["percentage"] == 99)
+        .unwrap()["latency"]
+        .as_f64()
+        .unwrap();
+    p99 / 1e6
+}
+
+#[test]
+fn hedging_past_a_slow_backend_cuts_p99() {
+    let slow = VOLLEY.serve(&["--delay", "300ms"]);
+    let fast = VOLLEY.serve(&[]);
+    let list = format!("ipv4:{},{}", slow.addr(), fast.addr());
+    let hedged = r#"{"methodConfig": [{"name": [{}],
+        "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.03s"}}]}"#;
+    let plain = p99_ms(&list, &[]);
+    let with_hedging = p99_ms(&list, &["--service-config", hedged]);
+    assert!(plain >= 300.0, "half the calls wait for the slow backend: p99 {plain} ms");
+    assert!(
+        with_hedging < 150.0,
+        "the hedge, 30 ms later, answers from the fast one: p99 {with_hedging} ms"
+    );
+}
+
+#[test]
+fn a_bad_service_config_fails_in_one_line() {
+    for (config, says) in [
+        ("{\"methodConfig\": 3}", "--service-config: service config: invalid type"),
+        (
+            "{\"methodConfig\": [{\"retryPolicy\": {\"maxAttempts\": 1}}]}",
+            "methodConfig[0].retryPolicy.maxAttempts must be at least 2 (it is 1)",
+        ),
+        ("/nonexistent/sc.json", "--service-config: cannot read /nonexistent/sc.json"),
+    ] {
+        let line = fails_in_one_line(&mut VOLLEY.command(&[
+            "bench",
+            "--insecure",
+            "--call",
+            "api.Users.Get",
+            "--service-config",
+            config,
+            "127.0.0.1:1",
+        ]));
+        assert!(line.contains(says), "{config}: {line}");
+    }
 }

@@ -194,6 +194,12 @@ pub struct BenchArgs {
     /// each gets the --connections).
     #[arg(long = "lb-strategy")]
     pub lb_strategy: Option<String>,
+    /// A gRPC service config (JSON, or a file holding it), as grpc-go's
+    /// WithDefaultServiceConfig takes it: unary calls are retried or hedged by their method's
+    /// retryPolicy or hedgingPolicy, with retryThrottling and the server's pushback; its
+    /// loadBalancingConfig is the --lb-strategy when that is not given.
+    #[arg(long = "service-config", value_name = "JSON|FILE")]
+    pub service_config: Option<String>,
     /// Largest reply accepted (e.g. "42 MB").
     #[arg(long = "max-recv-message-size")]
     pub max_recv_message_size: Option<String>,

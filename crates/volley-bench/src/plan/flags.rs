@@ -334,6 +334,7 @@ flags! {
     /// `--strategy` (text: `pool` alone takes its size from `--connections`).
     strategy: Text = "strategy", "--strategy";
     lb_strategy: Text = "lb-strategy", "--lb-strategy";
+    service_config: Json = "service-config", "--service-config";
     connect_timeout: Dur = "connect-timeout", "--connect-timeout";
     keepalive: Dur = "keepalive", "--keepalive";
     max_recv_message_size: Size = "max-recv-message-size", "--max-recv-message-size";

@@ -91,6 +91,9 @@ pub struct RunOptions {
     pub strategy: volley_client::Strategy,
     /// How calls pick among the target's addresses (`--lb-strategy`).
     pub lb: volley_client::Policy,
+    /// Retry and hedging policies for unary calls (`--service-config`), shared by every engine
+    /// thread's channel (and so is its retry throttle).
+    pub service_config: Option<std::sync::Arc<volley_client::ServiceConfig>>,
     /// Per-call deadline (`-t`); `None` = none.
     pub timeout: Option<Duration>,
     /// Threads running workers (`--cpus`).

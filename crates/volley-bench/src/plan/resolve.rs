@@ -165,12 +165,22 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         None if connections > 1 => Strategy::Pool(connections as usize),
         None => Strategy::Single,
     };
+    let service_config = match f.service_config {
+        Some(_) if http1 => {
+            bail!("--service-config applies to gRPC calls")
+        }
+        Some(s) => Some(std::sync::Arc::new(service_config(&s)?)),
+        None => None,
+    };
     let lb = match f.lb_strategy {
         Some(_) if http1 => bail!("--lb-strategy applies to HTTP/2 (gRPC, or HTTP with --http2)"),
         Some(s) => s
             .parse::<volley_client::Policy>()
             .map_err(|e| PlanError::new(format!("--lb-strategy: {e}")))?,
-        None => volley_client::Policy::PickFirst,
+        None => service_config
+            .as_ref()
+            .and_then(|c| c.lb_policy())
+            .unwrap_or_default(),
     };
     let concurrency = ramp(
         RampFlags {
@@ -361,6 +371,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             connections: connections.min(max_c.max(1)) as usize,
             strategy,
             lb,
+            service_config,
             timeout,
             cpus,
             skip_first,
@@ -409,6 +420,19 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             binary: is_binary,
         },
     })
+}
+
+/// `--service-config`: JSON given inline (it starts with `{`), or the path of a file holding it.
+fn service_config(given: &str) -> Result<volley_client::ServiceConfig, PlanError> {
+    let text = if given.trim_start().starts_with('{') {
+        given.to_owned()
+    } else {
+        std::fs::read_to_string(given).map_err(|e| {
+            PlanError::new(format!("--service-config: cannot read {given}: {e}"))
+        })?
+    };
+    volley_client::ServiceConfig::parse(&text)
+        .map_err(|e| PlanError::new(format!("--service-config: {e}")))
 }
 
 #[cfg(test)]
@@ -576,3 +600,4 @@ mod tests {
         assert!(e.contains("config key \"total\""), "{e}");
     }
 }
+

@@ -181,6 +181,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         connections: clients,
         strategy: Strategy::Single,
         lb: volley_client::Policy::PickFirst,
+        service_config: None,
         timeout: None,
         cpus: args
             .cpus
