@@ -339,15 +339,24 @@ impl Channel {
         body: Bytes,
         keep: bool,
     ) -> Result<(UnaryReply, Bytes), Status> {
-        let config = self.config.as_deref();
-        let policy = config.and_then(|c| c.method(head.path())?.policy.as_ref());
+        let policy = self
+            .config
+            .as_deref()
+            .and_then(|c| Some((c, c.method(head.path())?.policy.as_ref()?)));
+        let Some((config, policy)) = policy else {
+            return self
+                .transparent(head, body, keep, 0)
+                .await
+                .map_err(|f| f.status);
+        };
         let attempt = |n: u32| self.transparent(head, body.clone(), keep, n - 1);
-        match (policy, config) {
-            (Some(CallPolicy::Retry(p)), Some(c)) => {
-                retry::retry(p, c.throttle(), None, attempt).await
+        // The policies' futures are boxed: held inline they would make every call's future
+        // larger, policy or not, and the engine moves it by value.
+        match policy {
+            CallPolicy::Retry(p) => {
+                Box::pin(retry::retry(p, config.throttle(), None, attempt)).await
             }
-            (Some(CallPolicy::Hedge(p)), Some(c)) => retry::hedge(p, c.throttle(), attempt).await,
-            _ => attempt(1).await.map_err(|f| f.status),
+            CallPolicy::Hedge(p) => Box::pin(retry::hedge(p, config.throttle(), attempt)).await,
         }
     }
 
