@@ -24,7 +24,7 @@ pub mod grpc;
 pub mod http1;
 pub mod metrics;
 pub mod reflect;
-pub mod retry;
+mod retry;
 pub mod service_config;
 pub mod tls;
 
@@ -33,8 +33,8 @@ pub use call::{CallHead, UnaryReply};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, EndpointError, Target};
-pub use service_config::{ServiceConfig, ServiceConfigError};
 pub use grpc::{
     ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming,
 };
+pub use service_config::{ServiceConfig, ServiceConfigError};
 pub use volley_wire::{Code, Status};

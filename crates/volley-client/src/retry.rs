@@ -1,6 +1,6 @@
 //! Retries and hedging by a service config's policy (gRFC A6), for any attempt future: the
 //! load engine's unary calls ([`Channel::unary`](crate::Channel::unary)) and typed unary calls
-//! ([`Grpc::unary`](crate::Grpc::unary)) both run their attempts through [`retry`] or [`hedge`].
+//! ([`Grpc::unary`](crate::Grpc::unary)) both run their attempts through `retry` or `hedge`.
 //!
 //! An attempt that failed after the server's response headers arrived is *committed* and is
 //! never sent again; one refused before (a trailers-only answer, an HTTP error, a connection
@@ -312,7 +312,11 @@ mod tests {
             async { Err(Fail(unavailable(Some("100")), false, leak())) }
         })
         .await;
-        assert_eq!(tries.get(), 1, "a 100 ms pushback does not fit a 50 ms deadline");
+        assert_eq!(
+            tries.get(),
+            1,
+            "a 100 ms pushback does not fit a 50 ms deadline"
+        );
     }
 
     const HEDGE: &str = r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3,

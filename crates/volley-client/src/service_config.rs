@@ -238,10 +238,7 @@ impl ServiceConfig {
             let service = full.rsplit_once('/').map_or(full, |(s, _)| s);
             self.by_service.get(service)
         });
-        index
-            .copied()
-            .or(self.default)
-            .map(|i| &self.methods[i])
+        index.copied().or(self.default).map(|i| &self.methods[i])
     }
 
     /// The retry throttle, when `retryThrottling` is set.
@@ -430,9 +427,7 @@ impl RawMethod {
                 )));
             }
             (Some(r), None) => Some(CallPolicy::Retry(r.check(&format!("{at}.retryPolicy"))?)),
-            (None, Some(h)) => Some(CallPolicy::Hedge(
-                h.check(&format!("{at}.hedgingPolicy"))?,
-            )),
+            (None, Some(h)) => Some(CallPolicy::Hedge(h.check(&format!("{at}.hedgingPolicy"))?)),
             (None, None) => None,
         };
         Ok(MethodConfig { timeout, policy })
@@ -640,20 +635,53 @@ mod tests {
     fn bad_configs_name_the_field() {
         for (json, says) in [
             ("{", "EOF"),
-            (r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 1}}]}"#, "methodConfig[0].retryPolicy.maxAttempts must be at least 2 (it is 1)"),
-            (r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 2, "initialBackoff": "100ms", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#, "initialBackoff \"100ms\" is not a duration"),
-            (r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": []}}]}"#, "retryableStatusCodes must name at least one code"),
-            (r#"{"methodConfig": [{"hedgingPolicy": {"maxAttempts": 2, "nonFatalStatusCodes": ["UNAVAILBLE"]}}]}"#, "\"UNAVAILBLE\" is not a status code"),
-            (r#"{"methodConfig": [{"retryPolicy": {}, "hedgingPolicy": {}}]}"#, "both a retryPolicy and a hedgingPolicy"),
-            (r#"{"methodConfig": [{"name": [{"service": "a"}]}, {"name": [{"service": "a"}]}]}"#, "methodConfig[1].name[0] names a method another entry already names"),
-            (r#"{"methodConfig": [{"name": [{"method": "M"}]}]}"#, "without its service"),
-            (r#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": 1}}"#, "maxTokens must be above 0"),
-            (r#"{"loadBalancingConfig": [{"weighted_target": {}}]}"#, "names no policy volley knows (weighted_target)"),
+            (
+                r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 1}}]}"#,
+                "methodConfig[0].retryPolicy.maxAttempts must be at least 2 (it is 1)",
+            ),
+            (
+                r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 2, "initialBackoff": "100ms", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+                "initialBackoff \"100ms\" is not a duration",
+            ),
+            (
+                r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": []}}]}"#,
+                "retryableStatusCodes must name at least one code",
+            ),
+            (
+                r#"{"methodConfig": [{"hedgingPolicy": {"maxAttempts": 2, "nonFatalStatusCodes": ["UNAVAILBLE"]}}]}"#,
+                "\"UNAVAILBLE\" is not a status code",
+            ),
+            (
+                r#"{"methodConfig": [{"retryPolicy": {}, "hedgingPolicy": {}}]}"#,
+                "both a retryPolicy and a hedgingPolicy",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{"service": "a"}]}, {"name": [{"service": "a"}]}]}"#,
+                "methodConfig[1].name[0] names a method another entry already names",
+            ),
+            (
+                r#"{"methodConfig": [{"name": [{"method": "M"}]}]}"#,
+                "without its service",
+            ),
+            (
+                r#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": 1}}"#,
+                "maxTokens must be above 0",
+            ),
+            (
+                r#"{"loadBalancingConfig": [{"weighted_target": {}}]}"#,
+                "names no policy volley knows (weighted_target)",
+            ),
             (r#"{"retryPolicy": {}}"#, "unknown field `retryPolicy`"),
-            (r#"{"methodConfig": [{"retryPolicey": {}}]}"#, "unknown field `retryPolicey`"),
+            (
+                r#"{"methodConfig": [{"retryPolicey": {}}]}"#,
+                "unknown field `retryPolicey`",
+            ),
         ] {
             let e = ServiceConfig::parse(json).unwrap_err().to_string();
-            assert!(e.starts_with("service config: ") && e.contains(says), "{json}: {e}");
+            assert!(
+                e.starts_with("service config: ") && e.contains(says),
+                "{json}: {e}"
+            );
         }
     }
 

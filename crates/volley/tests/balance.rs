@@ -195,7 +195,10 @@ fn one_backend_killed_mid_run_fails_no_call_under_a_retry_policy() {
     // The same run without the policy: the calls in flight on the killed backend fail.
     let status = kill_one_mid_run(&[]);
     let ok = status["OK"].as_u64().unwrap_or(0);
-    assert!(ok < 3000, "some calls fail without a retry policy: {status}");
+    assert!(
+        ok < 3000,
+        "some calls fail without a retry policy: {status}"
+    );
 }
 
 /// The p99 latency, in milliseconds, of `volley bench` one call at a time over `list`.
@@ -225,7 +228,10 @@ fn p99_ms(list: &str, flags: &[&str]) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(report["statusCodeDistribution"], serde_json::json!({"OK": 40}));
+    assert_eq!(
+        report["statusCodeDistribution"],
+        serde_json::json!({"OK": 40})
+    );
     let p99 = report["latencyDistribution"]
         .as_array()
         .unwrap()
@@ -246,7 +252,10 @@ fn hedging_past_a_slow_backend_cuts_p99() {
         "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "0.03s"}}]}"#;
     let plain = p99_ms(&list, &[]);
     let with_hedging = p99_ms(&list, &["--service-config", hedged]);
-    assert!(plain >= 300.0, "half the calls wait for the slow backend: p99 {plain} ms");
+    assert!(
+        plain >= 300.0,
+        "half the calls wait for the slow backend: p99 {plain} ms"
+    );
     assert!(
         with_hedging < 150.0,
         "the hedge, 30 ms later, answers from the fast one: p99 {with_hedging} ms"
@@ -256,12 +265,18 @@ fn hedging_past_a_slow_backend_cuts_p99() {
 #[test]
 fn a_bad_service_config_fails_in_one_line() {
     for (config, says) in [
-        ("{\"methodConfig\": 3}", "--service-config: service config: invalid type"),
+        (
+            "{\"methodConfig\": 3}",
+            "--service-config: service config: invalid type",
+        ),
         (
             "{\"methodConfig\": [{\"retryPolicy\": {\"maxAttempts\": 1}}]}",
             "methodConfig[0].retryPolicy.maxAttempts must be at least 2 (it is 1)",
         ),
-        ("/nonexistent/sc.json", "--service-config: cannot read /nonexistent/sc.json"),
+        (
+            "/nonexistent/sc.json",
+            "--service-config: cannot read /nonexistent/sc.json",
+        ),
     ] {
         let line = fails_in_one_line(&mut VOLLEY.command(&[
             "bench",

@@ -114,7 +114,11 @@ async fn a_retry_policy_carries_a_call_through_transient_unavailable_answers() {
     let (service, calls) = flaky(3, Code::Unavailable, None);
     let c = client(&serve(service).await, RETRY);
     let reply = c.say_hello(hello()).await.unwrap();
-    assert_eq!(reply.into_inner().message, "3", "the fourth attempt says three came before");
+    assert_eq!(
+        reply.into_inner().message,
+        "3",
+        "the fourth attempt says three came before"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 
     // Four failures are one more than four attempts can outlast.
@@ -127,7 +131,10 @@ async fn a_retry_policy_carries_a_call_through_transient_unavailable_answers() {
     // Another code is not retried.
     let (service, calls) = flaky(1, Code::Internal, None);
     let c = client(&serve(service).await, RETRY);
-    assert_eq!(c.say_hello(hello()).await.unwrap_err().code(), Code::Internal);
+    assert_eq!(
+        c.say_hello(hello()).await.unwrap_err().code(),
+        Code::Internal
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -143,7 +150,10 @@ async fn the_servers_pushback_sets_the_wait_or_forbids_the_retry() {
 
     let (service, calls) = flaky(1, Code::Unavailable, Some("-1"));
     let c = client(&serve(service).await, RETRY);
-    assert_eq!(c.say_hello(hello()).await.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(
+        c.say_hello(hello()).await.unwrap_err().code(),
+        Code::Unavailable
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -168,7 +178,10 @@ async fn hedging_answers_from_the_fast_backend_while_the_slow_one_works() {
 #[tokio::test]
 async fn the_configs_timeout_bounds_a_call_that_set_none() {
     let slow = serve(Slow(Duration::from_secs(5), "slow")).await;
-    let c = client(&slow, r#"{"methodConfig": [{"name": [{}], "timeout": "0.2s"}]}"#);
+    let c = client(
+        &slow,
+        r#"{"methodConfig": [{"name": [{}], "timeout": "0.2s"}]}"#,
+    );
     let started = Instant::now();
     let e = c.say_hello(hello()).await.unwrap_err();
     assert_eq!(e.code(), Code::DeadlineExceeded);
@@ -178,6 +191,9 @@ async fn the_configs_timeout_bounds_a_call_that_set_none() {
     let mut call = Out::new(hello());
     call.set_timeout(Duration::from_millis(50));
     let started = Instant::now();
-    assert_eq!(c.say_hello(call).await.unwrap_err().code(), Code::DeadlineExceeded);
+    assert_eq!(
+        c.say_hello(call).await.unwrap_err().code(),
+        Code::DeadlineExceeded
+    );
     assert!(started.elapsed() < Duration::from_millis(190));
 }

@@ -427,9 +427,8 @@ fn service_config(given: &str) -> Result<volley_client::ServiceConfig, PlanError
     let text = if given.trim_start().starts_with('{') {
         given.to_owned()
     } else {
-        std::fs::read_to_string(given).map_err(|e| {
-            PlanError::new(format!("--service-config: cannot read {given}: {e}"))
-        })?
+        std::fs::read_to_string(given)
+            .map_err(|e| PlanError::new(format!("--service-config: cannot read {given}: {e}")))?
     };
     volley_client::ServiceConfig::parse(&text)
         .map_err(|e| PlanError::new(format!("--service-config: {e}")))
@@ -600,4 +599,3 @@ mod tests {
         assert!(e.contains("config key \"total\""), "{e}");
     }
 }
-
