@@ -40,6 +40,19 @@ fn the_quick_lab_runs_every_scenario_and_writes_readable_reports() {
         assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
         assert_eq!(r["errors"], 0, "{r}");
     }
+    // Server-to-server rows (where namespaces can be made) say the delay they ran with.
+    let s2s: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["case"].as_str())
+        .filter(|c| c.contains("two namespaces"))
+        .collect();
+    assert!(s2s.is_empty() || s2s.len() == 4, "{s2s:?}");
+    for case in s2s {
+        assert!(
+            case.contains("two namespaces, 250 us each way by "),
+            "{case}"
+        );
+    }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## gateway (seed 002"), "{md}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
