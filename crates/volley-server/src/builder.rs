@@ -44,6 +44,7 @@ pub struct ServerBuilder {
     interceptors: Vec<Registered>,
     endpoints: Vec<Endpoint>,
     cors: Option<crate::cors::Cors>,
+    in_flight: Option<crate::limit::InFlightLimit>,
 }
 
 impl Default for ServerBuilder {
@@ -69,6 +70,7 @@ impl Default for ServerBuilder {
             interceptors: Vec::new(),
             endpoints: Vec::new(),
             cors: None,
+            in_flight: None,
         }
     }
 }
@@ -184,6 +186,19 @@ impl ServerBuilder {
             .page("/metrics", move || page.page())
     }
 
+    /// Refuses calls beyond `max` in flight at once, server-wide, with RESOURCE_EXHAUSTED
+    /// before their body is read (see [`limit`](crate::limit)). It runs after the other
+    /// server-wide interceptors, whatever the order they were added in.
+    pub fn max_in_flight(self, max: usize) -> Self {
+        self.in_flight_limit(crate::limit::InFlightLimit::new(max))
+    }
+
+    /// [`max_in_flight`](Self::max_in_flight) with a limit whose counts the caller reads.
+    pub fn in_flight_limit(mut self, limit: crate::limit::InFlightLimit) -> Self {
+        self.in_flight = Some(limit);
+        self
+    }
+
     /// Lets web pages on other origins call the server (gRPC-Web, Connect): see
     /// [`cors`](crate::cors).
     pub fn cors(mut self, cors: crate::cors::Cors) -> Self {
@@ -246,7 +261,10 @@ impl ServerBuilder {
     }
 
     /// Builds the server; fails only when a descriptor set is invalid.
-    pub fn build(self) -> Result<Server, ServeError> {
+    pub fn build(mut self) -> Result<Server, ServeError> {
+        if let Some(limit) = self.in_flight.take() {
+            self.interceptors.push(Registered::new(limit));
+        }
         let mut router = Router::default();
         let reporter = HealthReporter::default();
         let mut names: Vec<String> = self.services.iter().map(|s| s.name.clone()).collect();

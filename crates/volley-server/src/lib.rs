@@ -24,7 +24,8 @@
 //! - `deadline`, `transcode`: a call's deadline; JSON <-> protobuf and Connect's error words.
 //! - [`intercept`]: interceptors and the facts of a call ([`intercept::CallInfo`]), which every
 //!   stage above may read; it reads from none of them.
-//! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`], [`cors`]: the batteries.
+//! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`], [`cors`], [`limit`]: the
+//!   batteries.
 //! - [`codegen`]: what the services `volley-build` generates use.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
@@ -43,6 +44,7 @@ mod error;
 mod handler;
 pub mod health;
 pub mod intercept;
+pub mod limit;
 pub mod metrics;
 pub mod reflection;
 mod route;

@@ -96,6 +96,9 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     if let Some(token) = &args.require_token {
         builder = builder.intercept(BearerToken::new(token));
     }
+    if let Some(max) = args.max_in_flight {
+        builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
+    }
     let mut mode = "h2c";
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         builder = builder.tls(tls::server_config(cert, key)?);

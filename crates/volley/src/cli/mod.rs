@@ -318,6 +318,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub metrics: bool,
 
+    /// Refuse calls beyond this many in flight at once, server-wide, with RESOURCE_EXHAUSTED
+    /// before their body is read (load shedding: the accepted calls keep their latency under
+    /// overload); health checks are never refused.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_in_flight: Option<u64>,
+
     /// Refuse calls without `authorization: Bearer TOKEN` (UNAUTHENTICATED, before their body is
     /// read); health checks and reflection stay open.
     #[arg(long, value_name = "TOKEN", env = "VOLLEY_REQUIRE_TOKEN")]
