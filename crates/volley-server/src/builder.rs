@@ -36,6 +36,7 @@ pub struct ServerBuilder {
     grace: Duration,
     handshake: Duration,
     max_connection_age: Option<Duration>,
+    max_connections: Option<usize>,
     tls: Option<Arc<rustls::ServerConfig>>,
     also_plaintext: bool,
     health: bool,
@@ -62,6 +63,7 @@ impl Default for ServerBuilder {
             grace: DEFAULT_GRACE_PERIOD,
             handshake: DEFAULT_HANDSHAKE_TIMEOUT,
             max_connection_age: None,
+            max_connections: None,
             tls: None,
             also_plaintext: false,
             health: true,
@@ -123,6 +125,14 @@ impl ServerBuilder {
     /// Send HTTP/2 PINGs this often and drop a connection that does not answer within as long.
     pub fn keepalive(mut self, interval: Option<Duration>) -> Self {
         self.keepalive = interval;
+        self
+    }
+
+    /// At most `max` connections open at once: one more is accepted, sent GOAWAY
+    /// (ENHANCE_YOUR_CALM, "too many connections"; over TLS, closed) and closed, while the open
+    /// ones are unaffected. Refusals are counted in [`Server::connections`]. Off by default.
+    pub fn max_connections(mut self, max: Option<usize>) -> Self {
+        self.max_connections = max;
         self
     }
 
@@ -341,6 +351,7 @@ impl ServerBuilder {
                 max_age: self.max_connection_age,
                 grace: self.grace,
                 handshake: self.handshake,
+                max_connections: self.max_connections,
             },
         );
         Ok(Server::new(conn, self.grace, reporter))

@@ -2,7 +2,13 @@
 //! socket, `serve_incoming` on a caller's byte streams; one task per connection, backoff on
 //! accept errors) and the graceful drain.
 
-use std::{future::Future, io, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    future::Future,
+    io,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures_util::Stream;
 use tokio::{
@@ -35,6 +41,10 @@ pub struct ConnectionCounts {
     pub accepted: u64,
     /// Connections open now.
     pub open: usize,
+    /// Connections refused over the cap ([`ServerBuilder::max_connections`]).
+    ///
+    /// [`ServerBuilder::max_connections`]: crate::ServerBuilder::max_connections
+    pub refused: u64,
 }
 
 impl Server {
@@ -58,8 +68,12 @@ impl Server {
 
     /// How many connections it has accepted, and how many are open.
     pub fn connections(&self) -> ConnectionCounts {
-        let (accepted, open) = self.conn.counts();
-        ConnectionCounts { accepted, open }
+        let (accepted, open, refused) = self.conn.counts();
+        ConnectionCounts {
+            accepted,
+            open,
+            refused,
+        }
     }
 
     /// Accepts connections on `listener` until `shutdown` completes, then drains: stops accepting,
@@ -105,6 +119,7 @@ impl Server {
         // Every connection task holds a receiver: true means drain; all dropped means drained.
         let (drain, _) = watch::channel(false);
         let mut shutdown = std::pin::pin!(shutdown);
+        let mut logs = Logs::default();
         loop {
             let accepted = tokio::select! {
                 biased;
@@ -115,12 +130,17 @@ impl Server {
             match accepted {
                 Ok((stream, peer)) => {
                     let ctx = self.conn.clone();
+                    if let Some(max) = ctx.over_cap() {
+                        logs.note(&format!("refused connections over --max-connections {max}"));
+                        tokio::spawn(ctx.refuse(stream));
+                        continue;
+                    }
                     tokio::spawn(ctx.serve_connection(stream, peer, drain.subscribe()));
                 }
                 Err(e) if is_per_connection(&e) => debug!("accept: {e}"),
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
-                    warn!("accept failed: {e}; retrying in 100 ms");
+                    logs.note(&format!("accept failed: {e}; retrying every 100 ms"));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }
@@ -138,6 +158,38 @@ impl Server {
             () = tokio::time::sleep(self.grace) => warn!("grace period over; closing the remaining connections"),
         }
         Ok(())
+    }
+}
+
+/// Accept-loop warnings, at most one line per reason per [`LOG_EVERY`]: the first at once, then
+/// one with how many more there were (a flood of refusals, or an fd limit hit ten times a
+/// second, would otherwise fill the log).
+#[derive(Default)]
+struct Logs {
+    /// Reason -> when it was last logged, and how many since.
+    seen: HashMap<String, (Instant, u64)>,
+}
+
+/// How often one reason is logged, at most.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+impl Logs {
+    fn note(&mut self, reason: &str) {
+        let now = Instant::now();
+        match self.seen.get_mut(reason) {
+            None => {
+                warn!("{reason}");
+                self.seen.insert(reason.to_owned(), (now, 0));
+            }
+            Some((last, more)) => {
+                *more += 1;
+                if now.duration_since(*last) >= LOG_EVERY {
+                    warn!("{reason} ({more} times in the last {LOG_EVERY:?})");
+                    *last = now;
+                    *more = 0;
+                }
+            }
+        }
     }
 }
 

@@ -96,6 +96,10 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     if let Some(token) = &args.require_token {
         builder = builder.intercept(BearerToken::new(token));
     }
+    builder = builder.max_connections(
+        args.max_connections
+            .map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
+    );
     if let Some(max) = args.max_in_flight {
         builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
     }

@@ -4,7 +4,10 @@
 //! come at the capacity's rate, the server's own metrics count the refusals, and health checks
 //! are still answered.
 
-use std::process::Command;
+use std::{
+    io::{Read, Write},
+    process::Command,
+};
 
 use serde_json::Value;
 use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
@@ -126,4 +129,65 @@ fn health_checks_pass_while_every_call_slot_is_taken() {
 
     let line = fails_in_one_line(&mut VOLLEY.command(&["serve", "--max-in-flight", "0"]));
     assert!(line.contains("--max-in-flight"), "{line}");
+}
+
+#[test]
+fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
+    let server = VOLLEY.serve(&["--max-connections", "100"]);
+    let addr = server.addr().to_string();
+    // 100 connections busy for 3 s.
+    let busy = VOLLEY
+        .command(&[
+            "bench",
+            "--insecure",
+            "--call",
+            "api.Users.Get",
+            "-d",
+            r#"{"id":228}"#,
+            "-c",
+            "100",
+            "--connections",
+            "100",
+            "-z",
+            "3s",
+            "-O",
+            "json",
+            &addr,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run volley bench");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The 101st, from a client we did not write.
+    let over = Command::new(tool("grpcurl"))
+        .args(["-plaintext", "-d", r#"{"id":1}"#, &addr, "api.Users/Get"])
+        .output()
+        .unwrap();
+    assert!(!over.status.success());
+    // What it was told, read raw: the server's SETTINGS, then GOAWAY with the reason.
+    let mut raw = std::net::TcpStream::connect(&addr).unwrap();
+    raw.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    raw.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = raw.read_to_end(&mut got);
+    assert!(got.len() > 18 && got[3] == 0x4 && got[12] == 0x7, "{got:?}");
+    assert!(got.ends_with(b"too many connections"), "{got:?}");
+
+    let out = busy.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let status = r["statusCodeDistribution"].as_object().unwrap();
+    assert_eq!(status.keys().collect::<Vec<_>>(), ["OK"], "{status:?}");
+    assert!(
+        server
+            .log()
+            .contains("refused connections over --max-connections 100")
+    );
 }

@@ -5,6 +5,7 @@
 pub(crate) mod h2;
 mod h2_stream;
 mod linger;
+mod refuse;
 pub(crate) mod socket;
 
 use std::{
@@ -43,6 +44,7 @@ pub(crate) struct ConnSettings {
     pub(crate) max_age: Option<Duration>,
     pub(crate) grace: Duration,
     pub(crate) handshake: Duration,
+    pub(crate) max_connections: Option<usize>,
 }
 
 /// HTTP/2's client connection preface.
@@ -60,8 +62,10 @@ pub(crate) struct ConnContext {
     max_age: Option<Duration>,
     grace: Duration,
     handshake: Duration,
+    max_connections: Option<usize>,
     accepted: AtomicU64,
     open: AtomicUsize,
+    refused: AtomicU64,
 }
 
 /// Counts a connection as open for as long as it lives.
@@ -99,8 +103,10 @@ impl ConnContext {
             max_age: s.max_age,
             grace: s.grace,
             handshake: s.handshake,
+            max_connections: s.max_connections,
             accepted: AtomicU64::new(0),
             open: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
         }
     }
 
@@ -109,12 +115,28 @@ impl ConnContext {
         self.tls.is_some()
     }
 
-    /// Connections accepted since the server was built, and open now.
-    pub(crate) fn counts(&self) -> (u64, usize) {
+    /// Connections accepted since the server was built, open now, and refused over the cap.
+    pub(crate) fn counts(&self) -> (u64, usize, u64) {
         (
             self.accepted.load(Ordering::Relaxed),
             self.open.load(Ordering::Relaxed),
+            self.refused.load(Ordering::Relaxed),
         )
+    }
+
+    /// Whether a new connection would go over the cap; if so it is counted as refused.
+    pub(crate) fn over_cap(&self) -> Option<usize> {
+        let max = self.max_connections?;
+        if self.open.load(Ordering::Relaxed) < max {
+            return None;
+        }
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        Some(max)
+    }
+
+    /// Refuses a connection over the cap (see `refuse`).
+    pub(crate) async fn refuse<S: Socket>(self: Arc<Self>, stream: S) {
+        refuse::refuse(stream, self.tls.is_none()).await;
     }
 
     /// Serves one accepted connection until it ends.

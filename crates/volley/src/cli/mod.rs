@@ -318,6 +318,11 @@ pub struct ServeArgs {
     #[arg(long)]
     pub metrics: bool,
 
+    /// Keep at most this many connections open: one more is accepted, sent GOAWAY ("too many
+    /// connections") and closed, while the open ones are unaffected.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+
     /// Refuse calls beyond this many in flight at once, server-wide, with RESOURCE_EXHAUSTED
     /// before their body is read (load shedding: the accepted calls keep their latency under
     /// overload); health checks are never refused.
