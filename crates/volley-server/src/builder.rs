@@ -37,6 +37,7 @@ pub struct ServerBuilder {
     handshake: Duration,
     max_connection_age: Option<Duration>,
     max_connections: Option<usize>,
+    max_connection_idle: Option<Duration>,
     tls: Option<Arc<rustls::ServerConfig>>,
     also_plaintext: bool,
     health: bool,
@@ -64,6 +65,7 @@ impl Default for ServerBuilder {
             handshake: DEFAULT_HANDSHAKE_TIMEOUT,
             max_connection_age: None,
             max_connections: None,
+            max_connection_idle: None,
             tls: None,
             also_plaintext: false,
             health: true,
@@ -133,6 +135,14 @@ impl ServerBuilder {
     /// ones are unaffected. Refusals are counted in [`Server::connections`]. Off by default.
     pub fn max_connections(mut self, max: Option<usize>) -> Self {
         self.max_connections = max;
+        self
+    }
+
+    /// Sends GOAWAY to an HTTP/2 connection that has had no call open for this long (counted
+    /// from its last call's end, or its start), like grpc-go's `MaxConnectionIdle`: clients
+    /// that hold connections they do not use give them back. Off by default.
+    pub fn max_connection_idle(mut self, idle: Option<Duration>) -> Self {
+        self.max_connection_idle = idle;
         self
     }
 
@@ -352,6 +362,7 @@ impl ServerBuilder {
                 grace: self.grace,
                 handshake: self.handshake,
                 max_connections: self.max_connections,
+                max_idle: self.max_connection_idle,
             },
         );
         Ok(Server::new(conn, self.grace, reporter))

@@ -11,10 +11,7 @@
 use std::{
     future::Future,
     pin::Pin,
-    sync::{
-        Arc,
-        atomic::{AtomicU32, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
     task::{Context, Poll, ready},
     time::Duration,
 };
@@ -30,7 +27,11 @@ use tokio::{
 };
 use tracing::{debug, warn};
 
-use super::{h2_stream::CallStream, linger::Lingering};
+use super::{
+    h2_stream::CallStream,
+    idle::{Activity, IdleLimit},
+    linger::Lingering,
+};
 use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
 /// Default HTTP/2 stream window (grpc-go starts at 64 KiB and grows it; a larger start saves the ramp).
@@ -89,6 +90,8 @@ pub(crate) struct H2Connection<I> {
     /// Calls accepted in this poll, waiting for their first poll (inline mode).
     fresh: Vec<CallStream>,
     calm: Calm,
+    /// GOAWAY after this long with no call open (`max_connection_idle`).
+    idle: Option<IdleLimit>,
 }
 
 /// Rapid reset (CVE-2023-44487) guard: streams a client opens and resets at once make the server
@@ -98,7 +101,8 @@ pub(crate) struct H2Connection<I> {
 /// ENHANCE_YOUR_CALM. A client cancelling the odd call (deadlines, hedging) is far from it.
 struct Calm {
     accepted: u32,
-    early_resets: Arc<AtomicU32>,
+    /// The calls' counts: resets before the reply among them.
+    activity: Arc<Activity>,
 }
 
 /// Streams per rapid-reset check.
@@ -112,7 +116,7 @@ impl Calm {
             return false;
         }
         self.accepted = 0;
-        self.early_resets.swap(0, Ordering::Relaxed) > CALM_BLOCK / 2
+        self.activity.early_resets.swap(0, Ordering::Relaxed) > CALM_BLOCK / 2
     }
 }
 
@@ -123,13 +127,15 @@ enum State<I> {
 
 impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
     /// Starts the handshake; `keepalive` pings the peer that often and closes the connection
-    /// when a ping goes unanswered for as long.
+    /// when a ping goes unanswered for as long; `max_idle` sends GOAWAY after that long with no
+    /// call open.
     pub(crate) fn new(
         io: I,
         builder: &h2::server::Builder,
         shared: Arc<Shared>,
         peer: Arc<Peer>,
         keepalive: Option<Duration>,
+        max_idle: Option<Duration>,
     ) -> Self {
         H2Connection {
             state: State::Handshaking(builder.handshake(Lingering::new(io))),
@@ -142,8 +148,9 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
             fresh: Vec::new(),
             calm: Calm {
                 accepted: 0,
-                early_resets: Arc::new(AtomicU32::new(0)),
+                activity: Arc::new(Activity::new(max_idle.is_some())),
             },
+            idle: max_idle.map(IdleLimit::new),
         }
     }
 
@@ -182,6 +189,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                     return Poll::Ready(Err(e));
                 }
             }
+            if let Some(idle) = &mut this.idle {
+                if idle.poll(cx, &this.calm.activity).is_ready() {
+                    debug!("connection idle for its limit; sending GOAWAY");
+                    conn.graceful_shutdown();
+                }
+            }
             loop {
                 match conn.poll_accept(cx) {
                     Poll::Ready(Some(Ok((req, reply)))) => {
@@ -192,7 +205,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                         let call = CallStream::new(
                             call::serve(this.shared.clone(), &this.peer, req.map(RequestBody::h2)),
                             reply,
-                            this.calm.early_resets.clone(),
+                            this.calm.activity.clone(),
                         );
                         if this.inline {
                             this.fresh.push(call);
@@ -289,18 +302,23 @@ mod tests {
     fn calm_closes_only_a_block_mostly_reset() {
         let mut calm = Calm {
             accepted: 0,
-            early_resets: Arc::new(AtomicU32::new(0)),
+            activity: Arc::new(Activity::new(false)),
         };
         // A block where most streams were reset before their reply: judged at its end.
-        calm.early_resets
+        calm.activity
+            .early_resets
             .store(CALM_BLOCK / 2 + 1, Ordering::Relaxed);
         assert!((1..CALM_BLOCK).all(|_| !calm.too_many_resets()));
         assert!(calm.too_many_resets());
         // The count starts again: a block with a few cancellations passes.
-        calm.early_resets.store(CALM_BLOCK / 10, Ordering::Relaxed);
+        calm.activity
+            .early_resets
+            .store(CALM_BLOCK / 10, Ordering::Relaxed);
         assert!((0..CALM_BLOCK).all(|_| !calm.too_many_resets()));
         // Exactly half is not "most".
-        calm.early_resets.store(CALM_BLOCK / 2, Ordering::Relaxed);
+        calm.activity
+            .early_resets
+            .store(CALM_BLOCK / 2, Ordering::Relaxed);
         assert!((0..CALM_BLOCK).all(|_| !calm.too_many_resets()));
     }
 }

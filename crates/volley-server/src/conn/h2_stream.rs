@@ -4,10 +4,7 @@
 use std::{
     future::Future,
     pin::Pin,
-    sync::{
-        Arc,
-        atomic::{AtomicU32, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
     task::{Context, Poll, ready},
 };
 
@@ -16,6 +13,7 @@ use h2::server::SendResponse;
 use http_body::Body;
 use tracing::debug;
 
+use super::idle::Activity;
 use crate::{
     body::{HttpResponse, ResponseBody},
     handler::BoxFuture,
@@ -26,8 +24,15 @@ use crate::{
 pub(super) struct CallStream {
     state: Stage,
     reply: SendResponse<Bytes>,
-    /// The connection's count of calls the client reset before their reply (see `Calm` in `conn::h2`).
-    early_resets: Arc<AtomicU32>,
+    /// The connection's counts: calls the client reset before their reply (see `Calm` in
+    /// `conn::h2`), and calls open (`conn::idle`).
+    activity: Arc<Activity>,
+}
+
+impl Drop for CallStream {
+    fn drop(&mut self) {
+        self.activity.ended();
+    }
 }
 
 enum Stage {
@@ -48,7 +53,7 @@ impl Future for CallStream {
                         // drops the handler.
                         if let Poll::Ready(r) = this.reply.poll_reset(cx) {
                             debug!("stream reset by the client before its reply: {r:?}");
-                            this.early_resets.fetch_add(1, Ordering::Relaxed);
+                            this.activity.early_resets.fetch_add(1, Ordering::Relaxed);
                             return Poll::Ready(());
                         }
                         return Poll::Pending;
@@ -70,17 +75,18 @@ impl Future for CallStream {
 }
 
 impl CallStream {
-    /// A call routed from a new stream, answered on `reply`; `early_resets` counts the calls the
-    /// client resets before their reply.
+    /// A call routed from a new stream, answered on `reply`, counted in `activity` until it is
+    /// dropped.
     pub(super) fn new(
         call: BoxFuture<HttpResponse>,
         reply: SendResponse<Bytes>,
-        early_resets: Arc<AtomicU32>,
+        activity: Arc<Activity>,
     ) -> CallStream {
+        activity.started();
         CallStream {
             state: Stage::Service(call),
             reply,
-            early_resets,
+            activity,
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub(crate) mod h2;
 mod h2_stream;
+mod idle;
 mod linger;
 mod refuse;
 pub(crate) mod socket;
@@ -45,6 +46,7 @@ pub(crate) struct ConnSettings {
     pub(crate) grace: Duration,
     pub(crate) handshake: Duration,
     pub(crate) max_connections: Option<usize>,
+    pub(crate) max_idle: Option<Duration>,
 }
 
 /// HTTP/2's client connection preface.
@@ -63,6 +65,7 @@ pub(crate) struct ConnContext {
     grace: Duration,
     handshake: Duration,
     max_connections: Option<usize>,
+    max_idle: Option<Duration>,
     accepted: AtomicU64,
     open: AtomicUsize,
     refused: AtomicU64,
@@ -104,6 +107,7 @@ impl ConnContext {
             grace: s.grace,
             handshake: s.handshake,
             max_connections: s.max_connections,
+            max_idle: s.max_idle,
             accepted: AtomicU64::new(0),
             open: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
@@ -225,7 +229,7 @@ impl ConnContext {
         let shared = self.shared.clone();
         let addr = peer.addr();
         if h2 {
-            let conn = H2Connection::new(io, &self.h2, shared, peer, self.keepalive);
+            let conn = H2Connection::new(io, &self.h2, shared, peer, self.keepalive, self.max_idle);
             return self
                 .drive(conn, H2Connection::graceful_shutdown, addr, drain)
                 .await;

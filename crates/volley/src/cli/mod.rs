@@ -323,6 +323,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
 
+    /// Send GOAWAY to a connection that has had no call open for this long (e.g. 5m), as
+    /// grpc-go's MaxConnectionIdle (0: never).
+    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DURATION")]
+    pub max_connection_idle: Duration,
+
     /// Refuse calls beyond this many in flight at once, server-wide, with RESOURCE_EXHAUSTED
     /// before their body is read (load shedding: the accepted calls keep their latency under
     /// overload); health checks are never refused.
