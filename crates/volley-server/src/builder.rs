@@ -21,6 +21,8 @@ use crate::{
 pub const DEFAULT_MAX_CONCURRENT_STREAMS: u32 = 1024;
 /// Default time in-flight calls get to finish once a drain starts.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
+/// Default minimum interval between a client's pings on a connection with no call open.
+pub const DEFAULT_PING_MIN_INTERVAL: Duration = Duration::from_secs(300);
 /// Default time a new connection has to identify itself (TLS handshake done; for plaintext, the
 /// whole HTTP/2 preface or a byte that rules it out) before it is closed.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,6 +40,7 @@ pub struct ServerBuilder {
     max_connection_age: Option<Duration>,
     max_connections: Option<usize>,
     max_connection_idle: Option<Duration>,
+    ping_min_interval: Option<Duration>,
     tls: Option<Arc<rustls::ServerConfig>>,
     also_plaintext: bool,
     health: bool,
@@ -66,6 +69,7 @@ impl Default for ServerBuilder {
             max_connection_age: None,
             max_connections: None,
             max_connection_idle: None,
+            ping_min_interval: Some(DEFAULT_PING_MIN_INTERVAL),
             tls: None,
             also_plaintext: false,
             health: true,
@@ -143,6 +147,16 @@ impl ServerBuilder {
     /// that hold connections they do not use give them back. Off by default.
     pub fn max_connection_idle(mut self, idle: Option<Duration>) -> Self {
         self.max_connection_idle = idle;
+        self
+    }
+
+    /// Polices the client's PINGs on HTTP/2 connections with no call open, as grpc-go's
+    /// keepalive enforcement does: pings closer together than `min_interval` are strikes, and
+    /// the third strike gets GOAWAY ENHANCE_YOUR_CALM (a new call clears them; pings while a
+    /// call is open are not policed). Default 5 minutes, grpc-go's `MinTime`; `None` turns it
+    /// off (for clients whose keepalive pings idle connections often, or set a shorter one).
+    pub fn ping_min_interval(mut self, min_interval: Option<Duration>) -> Self {
+        self.ping_min_interval = min_interval;
         self
     }
 
@@ -363,6 +377,7 @@ impl ServerBuilder {
                 handshake: self.handshake,
                 max_connections: self.max_connections,
                 max_idle: self.max_connection_idle,
+                ping_min_interval: self.ping_min_interval,
             },
         );
         Ok(Server::new(conn, self.grace, reporter))

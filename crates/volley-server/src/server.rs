@@ -29,7 +29,7 @@ use crate::{
 
 /// A built server, ready to [`serve`](Server::serve) listeners.
 pub struct Server {
-    conn: Arc<ConnContext>,
+    pub(crate) conn: Arc<ConnContext>,
     grace: Duration,
     health: HealthReporter,
 }

@@ -101,6 +101,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             .map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
     );
     builder = builder.max_connection_idle(Some(args.max_connection_idle).filter(|d| !d.is_zero()));
+    builder = builder.ping_min_interval(Some(args.ping_min_interval).filter(|d| !d.is_zero()));
     if let Some(max) = args.max_in_flight {
         builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
     }

@@ -31,6 +31,7 @@ use super::{
     h2_stream::CallStream,
     idle::{Activity, IdleLimit},
     linger::Lingering,
+    pings::PingPolice,
 };
 use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
@@ -74,6 +75,17 @@ pub(crate) fn builder(max_concurrent_streams: u32) -> h2::server::Builder {
     b
 }
 
+/// The per-connection limits of an HTTP/2 connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ConnLimits {
+    /// Ping the client this often; close when a ping goes unanswered for as long.
+    pub(crate) keepalive: Option<Duration>,
+    /// GOAWAY after this long with no call open.
+    pub(crate) max_idle: Option<Duration>,
+    /// Police the client's pings on a connection with no call open (`conn::pings`).
+    pub(crate) ping_min_interval: Option<Duration>,
+}
+
 /// One HTTP/2 connection: a future that ends when the connection does.
 pub(crate) struct H2Connection<I> {
     state: State<I>,
@@ -92,6 +104,8 @@ pub(crate) struct H2Connection<I> {
     calm: Calm,
     /// GOAWAY after this long with no call open (`max_connection_idle`).
     idle: Option<IdleLimit>,
+    /// GOAWAY ENHANCE_YOUR_CALM to a client that pings an idle connection too often.
+    pings: Option<PingPolice>,
 }
 
 /// Rapid reset (CVE-2023-44487) guard: streams a client opens and resets at once make the server
@@ -128,15 +142,19 @@ enum State<I> {
 impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
     /// Starts the handshake; `keepalive` pings the peer that often and closes the connection
     /// when a ping goes unanswered for as long; `max_idle` sends GOAWAY after that long with no
-    /// call open.
+    /// call open; `ping_min_interval` polices the client's pings (`conn::pings`).
     pub(crate) fn new(
         io: I,
         builder: &h2::server::Builder,
         shared: Arc<Shared>,
         peer: Arc<Peer>,
-        keepalive: Option<Duration>,
-        max_idle: Option<Duration>,
+        limits: ConnLimits,
     ) -> Self {
+        let ConnLimits {
+            keepalive,
+            max_idle,
+            ping_min_interval,
+        } = limits;
         H2Connection {
             state: State::Handshaking(builder.handshake(Lingering::new(io))),
             shared,
@@ -151,6 +169,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
                 activity: Arc::new(Activity::new(max_idle.is_some())),
             },
             idle: max_idle.map(IdleLimit::new),
+            pings: ping_min_interval.map(PingPolice::new),
         }
     }
 
@@ -198,6 +217,9 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
             loop {
                 match conn.poll_accept(cx) {
                     Poll::Ready(Some(Ok((req, reply)))) => {
+                        if let Some(p) = &mut this.pings {
+                            p.call_started();
+                        }
                         if this.calm.too_many_resets() {
                             debug!("most calls reset by the client before their reply; closing");
                             conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
@@ -215,7 +237,17 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                     }
                     Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e.into())),
                     Poll::Ready(None) => return Poll::Ready(Ok(())),
-                    Poll::Pending if this.fresh.is_empty() => return Poll::Pending,
+                    Poll::Pending if this.fresh.is_empty() => {
+                        let pings = this.pings.as_mut();
+                        if pings
+                            .is_some_and(|p| p.cut_off(conn.pings_received(), conn.has_streams()))
+                        {
+                            debug!("too many pings with no call open; sending ENHANCE_YOUR_CALM");
+                            conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
+                            continue;
+                        }
+                        return Poll::Pending;
+                    }
                     // Everything read so far is processed, so these calls' requests are as
                     // complete as they will be for now: run each once here, and give a task
                     // only to those that wait. The next poll_accept flushes the replies

@@ -328,6 +328,12 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DURATION")]
     pub max_connection_idle: Duration,
 
+    /// Police client PINGs on connections with no call open: pings closer together than this
+    /// are strikes, and the third gets GOAWAY ENHANCE_YOUR_CALM, as grpc-go's keepalive
+    /// enforcement (MinTime) does (0: off).
+    #[arg(long, value_parser = parse_duration, default_value = "5m", value_name = "DURATION")]
+    pub ping_min_interval: Duration,
+
     /// Refuse calls beyond this many in flight at once, server-wide, with RESOURCE_EXHAUSTED
     /// before their body is read (load shedding: the accepted calls keep their latency under
     /// overload); health checks are never refused.
