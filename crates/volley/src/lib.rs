@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod child;
 pub mod cli;
+pub mod fds;
 pub mod gateway;
 pub mod lab;
 pub mod link;

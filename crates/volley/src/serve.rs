@@ -18,6 +18,9 @@ use crate::{
 /// Runs the server until a signal, then drains and returns.
 pub fn run(mut args: ServeArgs) -> Result<()> {
     args.proto.append(&mut args.protos);
+    if let Some(n) = crate::fds::raise_open_files() {
+        tracing::debug!("open-file limit {n}");
+    }
     let mut listeners = Vec::new();
     // Removes the Unix sockets' files when the server has stopped (or failed to start).
     let mut socket_files = SocketFiles::default();
