@@ -34,7 +34,10 @@ impl Backend {
             .max_concurrent_streams(max_streams)
             .max_connection_age(max_age)
             .grace_period(Duration::from_secs(5));
-        for s in volley_services::all(Options { delay }) {
+        for s in volley_services::all(Options {
+            delay,
+            ..Options::default()
+        }) {
             b = b.add_service(s);
         }
         let server = Arc::new(b.build().unwrap());

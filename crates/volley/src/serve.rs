@@ -34,7 +34,10 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         }
         Server::builder()
     } else {
-        builtin(args.delay)
+        builtin(Options {
+            delay: args.delay,
+            work: args.work,
+        })
     };
     let defaults = crate::mock::Defaults {
         stream_messages: args.stream_messages,
@@ -179,9 +182,9 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
 
 /// A server builder with every built-in service; each brings its descriptors (reflection,
 /// Connect/JSON and REST need no separate registration).
-pub fn builtin(delay: std::time::Duration) -> volley_server::ServerBuilder {
+pub fn builtin(opts: Options) -> volley_server::ServerBuilder {
     let mut builder = Server::builder();
-    for s in volley_services::all(Options { delay }) {
+    for s in volley_services::all(opts) {
         builder = builder.add_service(s);
     }
     for (method, rule) in volley_services::rest::http_rules() {
@@ -215,7 +218,7 @@ pub fn start_embedded(
     let listener = StdListener::bind("127.0.0.1:0").context("cannot listen on 127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let mut builder = builtin(std::time::Duration::ZERO);
+    let mut builder = builtin(Options::default());
     for s in extra {
         builder = builder.add_service(s);
     }

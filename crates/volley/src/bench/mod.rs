@@ -51,12 +51,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let stubs = crate::mock::stubs::Stubs::load(&args.stubs, &pools, defaults)?;
         let extra = crate::mock::services(&pools, &protos, &protosets, &stubs)?;
         // The seed protos name built-in services: those keep their real answers.
-        let builtin: Vec<String> = volley_services::all(volley_services::Options {
-            delay: std::time::Duration::ZERO,
-        })
-        .iter()
-        .map(|s| s.name().to_owned())
-        .collect();
+        let builtin: Vec<String> = volley_services::all(volley_services::Options::default())
+            .iter()
+            .map(|s| s.name().to_owned())
+            .collect();
         let extra: Vec<_> = extra
             .into_iter()
             .filter(|s| !builtin.iter().any(|b| b == s.name()))

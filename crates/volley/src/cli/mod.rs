@@ -263,6 +263,12 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, default_value = "0")]
     pub delay: Duration,
 
+    /// Make every handler compute this long (on an idle core) before replying, on tokio's
+    /// blocking pool, for overload experiments: a server given more calls than its cores can
+    /// compute falls behind (e.g. 1ms with --threads 1 pinned to one core: about 1000 calls/s).
+    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DURATION")]
+    pub work: Duration,
+
     /// Serve TLS with this PEM certificate chain (needs --tls-key).
     #[arg(long, requires = "tls_key", value_name = "PEM")]
     pub tls_cert: Option<PathBuf>,
