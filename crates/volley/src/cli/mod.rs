@@ -342,7 +342,7 @@ pub struct ServeArgs {
 
     /// Refuse calls beyond this many in flight at once, server-wide, with RESOURCE_EXHAUSTED
     /// before their body is read (load shedding: the accepted calls keep their latency under
-    /// overload); health checks are never refused.
+    /// overload); health checks and reflection are never refused.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_in_flight: Option<u64>,
 
