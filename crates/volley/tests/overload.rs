@@ -16,12 +16,21 @@ use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
+/// These tests load the machine (8000 calls/s, 10,000 connections, 100 busy connections) and
+/// measure rates and latencies: one at a time, so none measures another's load.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Server memory per idle connection this test allows: the goal. Measured here: 7.5 KiB
 /// in this debug build, 7.7 KiB in the release build (BENCHMARKS.md).
 const MAX_KIB_PER_IDLE_CONNECTION: f64 = 8.0;
 
 #[test]
 fn calls_beyond_the_limit_are_refused_and_the_accepted_keep_their_latency() {
+    let _alone = alone();
     let server = VOLLEY.serve(&["--delay", "50ms", "--max-in-flight", "200", "--metrics"]);
     let addr = server.addr().to_string();
     let out = VOLLEY
@@ -100,6 +109,7 @@ fn calls_beyond_the_limit_are_refused_and_the_accepted_keep_their_latency() {
 
 #[test]
 fn health_checks_pass_while_every_call_slot_is_taken() {
+    let _alone = alone();
     let server = VOLLEY.serve(&["--delay", "3s", "--max-in-flight", "1"]);
     let addr = server.addr().to_string();
     // One call holds the only slot for 3 s (from its start, well within the first 1.5 s).
@@ -139,6 +149,7 @@ fn health_checks_pass_while_every_call_slot_is_taken() {
 
 #[test]
 fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
+    let _alone = alone();
     let server = VOLLEY.serve(&["--max-connections", "100"]);
     let addr = server.addr().to_string();
     // 100 connections busy for 3 s.
@@ -217,6 +228,7 @@ fn idle_connections(addr: &str, n: usize) -> Vec<std::net::TcpStream> {
 
 #[test]
 fn ten_thousand_idle_connections_cost_little_server_memory() {
+    let _alone = alone();
     // This process needs a descriptor per connection too (volley serve raises its own limit).
     let limit = volley::fds::raise_open_files().unwrap_or(1024) as usize;
     let n = 10_000.min(limit.saturating_sub(200));
@@ -240,6 +252,7 @@ fn ten_thousand_idle_connections_cost_little_server_memory() {
 
 #[test]
 fn running_out_of_file_descriptors_logs_one_line_and_recovers() {
+    let _alone = alone();
     let server = VOLLEY.serve(&["--threads", "1"]);
     let addr = server.addr().to_string();
     let pid = rustix::process::Pid::from_raw(server.pid() as i32);
