@@ -43,6 +43,8 @@ pub struct InFlightLimit(Arc<Counts>);
 #[derive(Debug)]
 struct Counts {
     max: usize,
+    /// The refusal's message, made once (refusals come in floods).
+    refusal: String,
     /// Calls that passed this interceptor's `on_call` (refused ones too, for the instant until
     /// their `on_end`: counting first and checking after needs no per-call state to tell them
     /// apart).
@@ -53,8 +55,12 @@ struct Counts {
 impl InFlightLimit {
     /// At most `max` calls in flight (at least 1).
     pub fn new(max: usize) -> InFlightLimit {
+        let max = max.max(1);
         InFlightLimit(Arc::new(Counts {
-            max: max.max(1),
+            max,
+            refusal: format!(
+                "the server is at its limit of {max} calls in flight; try again later"
+            ),
             now: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
         }))
@@ -81,10 +87,7 @@ impl InFlightLimit {
             return Ok(());
         }
         self.0.refused.fetch_add(1, Ordering::Relaxed);
-        Err(Status::resource_exhausted(format!(
-            "the server is at its limit of {} calls in flight; try again later",
-            self.0.max
-        )))
+        Err(Status::resource_exhausted(self.0.refusal.clone()))
     }
 }
 

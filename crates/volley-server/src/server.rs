@@ -131,7 +131,9 @@ impl Server {
                 Ok((stream, peer)) => {
                     let ctx = self.conn.clone();
                     if let Some(max) = ctx.over_cap() {
-                        logs.note(&format!("refused connections over --max-connections {max}"));
+                        logs.note("cap", || {
+                            format!("refused connections over --max-connections {max}")
+                        });
                         tokio::spawn(ctx.refuse(stream));
                         continue;
                     }
@@ -140,7 +142,9 @@ impl Server {
                 Err(e) if is_per_connection(&e) => debug!("accept: {e}"),
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
-                    logs.note(&format!("accept failed: {e}; retrying every 100 ms"));
+                    logs.note("accept", || {
+                        format!("accept failed: {e}; retrying every 100 ms")
+                    });
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }
@@ -167,24 +171,26 @@ impl Server {
 #[derive(Default)]
 struct Logs {
     /// Reason -> when it was last logged, and how many since.
-    seen: HashMap<String, (Instant, u64)>,
+    seen: HashMap<&'static str, (Instant, u64)>,
 }
 
 /// How often one reason is logged, at most.
 const LOG_EVERY: Duration = Duration::from_secs(10);
 
 impl Logs {
-    fn note(&mut self, reason: &str) {
+    /// Notes one event of kind `key`; `line` is formatted only when it is logged (a flood of
+    /// refused connections formats nothing between its lines).
+    fn note(&mut self, key: &'static str, line: impl FnOnce() -> String) {
         let now = Instant::now();
-        match self.seen.get_mut(reason) {
+        match self.seen.get_mut(key) {
             None => {
-                warn!("{reason}");
-                self.seen.insert(reason.to_owned(), (now, 0));
+                warn!("{}", line());
+                self.seen.insert(key, (now, 0));
             }
             Some((last, more)) => {
                 *more += 1;
                 if now.duration_since(*last) >= LOG_EVERY {
-                    warn!("{reason} ({more} times in the last {LOG_EVERY:?})");
+                    warn!("{} ({more} times in the last {LOG_EVERY:?})", line());
                     *last = now;
                     *more = 0;
                 }

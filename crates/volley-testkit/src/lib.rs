@@ -14,6 +14,9 @@ pub mod report_shape;
 mod tools;
 
 pub use cli::{Volley, workspace, workspace_file};
-pub use process::{VolleyProcess, fails_in_one_line, ok_stdout, output_with_stdin, rss_kib};
+pub use process::{
+    VolleyProcess, fails_in_one_line, json_report, latency_ms, ok_stdout, output_with_stdin,
+    rss_kib,
+};
 pub use raw::{RawClient, RawReply, frame, read_reply};
 pub use tools::tool;

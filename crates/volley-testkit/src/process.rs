@@ -165,3 +165,27 @@ pub fn fails_in_one_line(cmd: &mut Command) -> String {
     assert_eq!(err.lines().count(), 1, "{err}");
     err
 }
+
+/// The JSON report a `volley bench -O json` (or ghz) run printed; panics with its stderr unless
+/// it exited 0.
+pub fn json_report(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON report")
+}
+
+/// A latency percentile of a ghz-shaped JSON report (`latencyDistribution`), in milliseconds.
+pub fn latency_ms(report: &serde_json::Value, percentage: u64) -> f64 {
+    report["latencyDistribution"]
+        .as_array()
+        .expect("latencyDistribution")
+        .iter()
+        .find(|p| p["percentage"] == percentage)
+        .unwrap_or_else(|| panic!("no p{percentage} in the report"))["latency"]
+        .as_f64()
+        .expect("a latency in nanoseconds")
+        / 1e6
+}

@@ -11,7 +11,7 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
+use volley_testkit::{Volley, fails_in_one_line, json_report, latency_ms, ok_stdout, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
@@ -26,8 +26,8 @@ fn started(addr: &str) -> u64 {
         .map_or(0, |v| v.trim().parse::<f64>().unwrap_or(0.0) as u64)
 }
 
-/// `volley bench` of api.Users.Get against `target` with `flags`: its status counts.
-fn bench(target: &str, n: &str, flags: &[&str]) -> Value {
+/// `volley bench` arguments: api.Users.Get, a JSON report, then `flags`, then `target`.
+fn users_get<'a>(flags: &[&'a str], target: &'a str) -> Vec<&'a str> {
     let mut args = vec![
         "bench",
         "--insecure",
@@ -35,23 +35,19 @@ fn bench(target: &str, n: &str, flags: &[&str]) -> Value {
         "api.Users.Get",
         "-d",
         r#"{"id":228}"#,
-        "-n",
-        n,
-        "-c",
-        "30",
         "-O",
         "json",
     ];
     args.extend_from_slice(flags);
     args.push(target);
+    args
+}
+
+/// `volley bench` of api.Users.Get against `target` with `flags`: its status counts.
+fn bench(target: &str, n: &str, flags: &[&str]) -> Value {
+    let args = users_get(&[&["-n", n, "-c", "30"], flags].concat(), target);
     let out = VOLLEY.command(&args).output().expect("run volley bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    report["statusCodeDistribution"].clone()
+    json_report(&out)["statusCodeDistribution"].clone()
 }
 
 #[test]
@@ -144,26 +140,17 @@ fn kill_one_mid_run(flags: &[&str]) -> Value {
     let servers: Vec<_> = (0..3).map(|_| VOLLEY.serve(&["--delay", "20ms"])).collect();
     let addrs: Vec<String> = servers.iter().map(|s| s.addr().to_string()).collect();
     let list = format!("ipv4:{}", addrs.join(","));
-    let mut args = vec![
-        "bench",
-        "--insecure",
-        "--call",
-        "api.Users.Get",
-        "-d",
-        r#"{"id":228}"#,
+    let fixed = [
         "-n",
         "3000",
         "--rps",
         "1000",
         "-c",
         "60",
-        "-O",
-        "json",
         "--lb-strategy",
         "round_robin",
     ];
-    args.extend_from_slice(flags);
-    args.push(&list);
+    let args = users_get(&[&fixed[..], flags].concat(), &list);
     let child = VOLLEY
         .command(&args)
         .stdin(Stdio::null())
@@ -174,13 +161,7 @@ fn kill_one_mid_run(flags: &[&str]) -> Value {
     std::thread::sleep(Duration::from_secs(1));
     servers[1].signal("KILL");
     let out = child.wait_with_output().expect("volley bench ends");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    report["statusCodeDistribution"].clone()
+    json_report(&out)["statusCodeDistribution"].clone()
 }
 
 const RETRY: &str = r#"{"methodConfig": [{"name": [{"service": "api.Users"}],
@@ -203,44 +184,14 @@ fn one_backend_killed_mid_run_fails_no_call_under_a_retry_policy() {
 
 /// The p99 latency, in milliseconds, of `volley bench` one call at a time over `list`.
 fn p99_ms(list: &str, flags: &[&str]) -> f64 {
-    let mut args = vec![
-        "bench",
-        "--insecure",
-        "--call",
-        "api.Users.Get",
-        "-d",
-        r#"{"id":228}"#,
-        "-n",
-        "40",
-        "-c",
-        "1",
-        "-O",
-        "json",
-        "--lb-strategy",
-        "round_robin",
-    ];
-    args.extend_from_slice(flags);
-    args.push(list);
-    let out = VOLLEY.command(&args).output().expect("run volley bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let fixed = ["-n", "40", "-c", "1", "--lb-strategy", "round_robin"];
+    let args = users_get(&[&fixed[..], flags].concat(), list);
+    let report = json_report(&VOLLEY.command(&args).output().expect("run volley bench"));
     assert_eq!(
         report["statusCodeDistribution"],
         serde_json::json!({"OK": 40})
     );
-    let p99 = report["latencyDistribution"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["percentage"] == 99)
-        .unwrap()["latency"]
-        .as_f64()
-        .unwrap();
-    p99 / 1e6
+    latency_ms(&report, 99)
 }
 
 #[test]

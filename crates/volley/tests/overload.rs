@@ -11,8 +11,7 @@ use std::{
     process::Command,
 };
 
-use serde_json::Value;
-use volley_testkit::{Volley, fails_in_one_line, ok_stdout, tool, volley};
+use volley_testkit::{Volley, fails_in_one_line, json_report, latency_ms, ok_stdout, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
@@ -53,12 +52,7 @@ fn calls_beyond_the_limit_are_refused_and_the_accepted_keep_their_latency() {
         ])
         .output()
         .expect("run volley bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let r = json_report(&out);
     let status = &r["statusCodeDistribution"];
     let ok = status["OK"].as_u64().unwrap_or(0);
     let refused = status["ResourceExhausted"].as_u64().unwrap_or(0);
@@ -82,15 +76,7 @@ fn calls_beyond_the_limit_are_refused_and_the_accepted_keep_their_latency() {
         "accepted {ok} calls in {seconds:.2} s: {accepted_rate:.0}/s"
     );
     // Their latency (errors are not in the distribution) stayed under twice the delay.
-    let p99 = r["latencyDistribution"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["percentage"] == 99)
-        .unwrap()["latency"]
-        .as_f64()
-        .unwrap()
-        / 1e6;
+    let p99 = latency_ms(&r, 99);
     assert!(p99 < 100.0, "p99 of the accepted calls: {p99} ms");
 
     // The server's metrics count the refusals under their status.
@@ -193,13 +179,7 @@ fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
     assert!(got.len() > 18 && got[3] == 0x4 && got[12] == 0x7, "{got:?}");
     assert!(got.ends_with(b"too many connections"), "{got:?}");
 
-    let out = busy.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let r = json_report(&busy.wait_with_output().unwrap());
     let status = r["statusCodeDistribution"].as_object().unwrap();
     assert_eq!(status.keys().collect::<Vec<_>>(), ["OK"], "{status:?}");
     assert!(

@@ -2,15 +2,16 @@
 //! `Request::new(..).deadline(request.deadline())`; the back server sees the deadline the client
 //! set, reduced by the time the front spent, and a front with no deadline passes none on.
 
+mod common;
+
 use std::time::Duration;
 
+use common::serve;
 use volley_client::{Channel, Endpoint, Request as Out, Strategy, Target};
 use volley_example_greeter::hello::{
-    HelloReply, HelloRequest,
-    greeter_client::GreeterClient,
-    greeter_server::{Greeter, GreeterServer},
+    HelloReply, HelloRequest, greeter_client::GreeterClient, greeter_server::Greeter,
 };
-use volley_server::{Request, Response, Server, Status};
+use volley_server::{Request, Response, Status};
 
 /// Answers how long its call had left, in milliseconds ("none" without a deadline).
 struct Back;
@@ -47,22 +48,6 @@ impl Greeter for Front {
             .map_err(|s| Status::new(s.code(), s.message().to_owned()))?;
         Ok(Response::new(reply.into_inner()))
     }
-}
-
-async fn serve(service: impl Greeter) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let server = Server::builder()
-        .add_service(GreeterServer::new(service))
-        .build()
-        .unwrap();
-    tokio::spawn(async move {
-        server
-            .serve(listener, std::future::pending::<()>())
-            .await
-            .unwrap();
-    });
-    addr
 }
 
 fn client(addr: &str) -> GreeterClient {

@@ -4,6 +4,8 @@
 //! from the fast server while the slow one still works; the config's timeout applies to a call
 //! that set none.
 
+mod common;
+
 use std::{
     sync::{
         Arc,
@@ -12,15 +14,14 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::serve;
 use volley_client::{
     Channel, Code, Endpoint, Policy, Request as Out, ServiceConfig, Strategy, Target,
 };
 use volley_example_greeter::hello::{
-    HelloReply, HelloRequest,
-    greeter_client::GreeterClient,
-    greeter_server::{Greeter, GreeterServer},
+    HelloReply, HelloRequest, greeter_client::GreeterClient, greeter_server::Greeter,
 };
-use volley_server::{Request, Response, Server, Status};
+use volley_server::{Request, Response, Status};
 
 /// Fails the first `fail` calls with `code` (and `pushback`, if any), then answers with the
 /// `grpc-previous-rpc-attempts` the call carried.
@@ -64,22 +65,6 @@ impl Greeter for Slow {
             message: self.1.into(),
         }))
     }
-}
-
-async fn serve(service: impl Greeter) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let server = Server::builder()
-        .add_service(GreeterServer::new(service))
-        .build()
-        .unwrap();
-    tokio::spawn(async move {
-        server
-            .serve(listener, std::future::pending::<()>())
-            .await
-            .unwrap();
-    });
-    addr
 }
 
 fn client(target: &str, config: &str) -> GreeterClient {

@@ -164,7 +164,7 @@ impl Grpc {
         let body = frame(&message, compress);
         let started = Instant::now();
         let deadline = parts.timeout.map(|t| started + t);
-        let attempt = |n| self.unary_attempt(path, &parts, compress, &body, started, n);
+        let attempt = |n| self.unary_attempt(path, &parts, compress, &body, (started, deadline), n);
         match (method.and_then(|m| m.policy.as_ref()), config) {
             (Some(CallPolicy::Retry(p)), Some(c)) => {
                 retry::retry(p, c.throttle(), deadline, attempt).await
@@ -182,10 +182,9 @@ impl Grpc {
         parts: &Parts,
         compress: bool,
         body: &Bytes,
-        started: Instant,
+        (started, deadline): (Instant, Option<Instant>),
         n: u32,
     ) -> Result<Response<Resp>, AttemptFailed> {
-        let deadline = parts.timeout.map(|t| started + t);
         let fatal = |status| AttemptFailed {
             status,
             committed: true,
