@@ -50,6 +50,7 @@ pub struct ServerBuilder {
     endpoints: Vec<Endpoint>,
     cors: Option<crate::cors::Cors>,
     in_flight: Option<crate::limit::InFlightLimit>,
+    conn_counts: crate::conn::ConnCounts,
 }
 
 impl Default for ServerBuilder {
@@ -79,6 +80,7 @@ impl Default for ServerBuilder {
             endpoints: Vec::new(),
             cors: None,
             in_flight: None,
+            conn_counts: crate::conn::ConnCounts::default(),
         }
     }
 }
@@ -213,8 +215,9 @@ impl ServerBuilder {
     }
 
     /// Records gRPC's A66 metrics for every call and serves them at `GET /metrics` on the
-    /// calls' port (see [`metrics`](crate::metrics)).
-    pub fn metrics(self, metrics: crate::metrics::Metrics) -> Self {
+    /// calls' port (see [`metrics`](crate::metrics)), with the server's connection counts.
+    pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.conn_counts = metrics.connections().clone();
         let page = metrics.clone();
         self.intercept(metrics)
             .page("/metrics", move || page.page())
@@ -378,6 +381,7 @@ impl ServerBuilder {
                 max_connections: self.max_connections,
                 max_idle: self.max_connection_idle,
                 ping_min_interval: self.ping_min_interval,
+                counts: self.conn_counts,
             },
         );
         Ok(Server::new(conn, self.grace, reporter))

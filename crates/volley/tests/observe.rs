@@ -178,6 +178,21 @@ fn metrics_count_what_ghz_sent_and_parse_with_prometheus_client() {
         ),
         Some(1.0)
     );
+    // The connections (volley's own, beside A66's): ghz's one, curl's call, and this scrape,
+    // which is the one open while the page is made.
+    assert_eq!(
+        sample(&samples, "volley_server_connections_accepted_total", &[]),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&samples, "volley_server_connections_open", &[]),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&samples, "volley_server_connections_refused_total", &[]),
+        Some(0.0)
+    );
 }
 
 #[test]

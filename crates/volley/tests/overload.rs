@@ -133,12 +133,30 @@ fn health_checks_pass_while_every_call_slot_is_taken() {
     assert!(line.contains("--max-in-flight"), "{line}");
 }
 
+/// What a raw HTTP/2 client is told on connecting: everything the server sends before it closes
+/// (or within 2 s).
+fn told_on_connecting(addr: &str) -> Vec<u8> {
+    let mut raw = std::net::TcpStream::connect(addr).unwrap();
+    raw.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    raw.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = raw.read_to_end(&mut got);
+    got
+}
+
+/// Whether `got` is the cap's answer: the server's SETTINGS, then GOAWAY with the reason.
+fn is_refusal(got: &[u8]) -> bool {
+    got.len() > 18 && got[3] == 0x4 && got[12] == 0x7 && got.ends_with(b"too many connections")
+}
+
 #[test]
 fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
     let _alone = alone();
-    let server = VOLLEY.serve(&["--max-connections", "100"]);
+    let server = VOLLEY.serve(&["--max-connections", "100", "--metrics"]);
     let addr = server.addr().to_string();
-    // 100 connections busy for 3 s.
+    // 100 connections busy for 4 s.
     let busy = VOLLEY
         .command(&[
             "bench",
@@ -152,7 +170,7 @@ fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
             "--connections",
             "100",
             "-z",
-            "3s",
+            "4s",
             "-O",
             "json",
             &addr,
@@ -161,31 +179,69 @@ fn a_connection_over_the_cap_gets_goaway_and_the_others_keep_calling() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run volley bench");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Until the 100 are open (a probe that finds a slot is served and closed at once).
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let full = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut probes = 0;
+    let got = loop {
+        probes += 1;
+        let got = told_on_connecting(&addr);
+        if is_refusal(&got) || std::time::Instant::now() > full {
+            break got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(is_refusal(&got), "after {probes} probes: {got:?}");
     // The 101st, from a client we did not write.
     let over = Command::new(tool("grpcurl"))
         .args(["-plaintext", "-d", r#"{"id":1}"#, &addr, "api.Users/Get"])
         .output()
         .unwrap();
-    assert!(!over.status.success());
-    // What it was told, read raw: the server's SETTINGS, then GOAWAY with the reason.
-    let mut raw = std::net::TcpStream::connect(&addr).unwrap();
-    raw.set_read_timeout(Some(std::time::Duration::from_secs(5)))
-        .unwrap();
-    raw.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
-        .unwrap();
-    let mut got = Vec::new();
-    let _ = raw.read_to_end(&mut got);
-    assert!(got.len() > 18 && got[3] == 0x4 && got[12] == 0x7, "{got:?}");
-    assert!(got.ends_with(b"too many connections"), "{got:?}");
+    assert!(
+        !over.status.success(),
+        "grpcurl was served: {}",
+        String::from_utf8_lossy(&over.stdout)
+    );
 
-    let r = json_report(&busy.wait_with_output().unwrap());
+    let out = busy.wait_with_output().unwrap();
+    let r = json_report(&out);
     let status = r["statusCodeDistribution"].as_object().unwrap();
     assert_eq!(status.keys().collect::<Vec<_>>(), ["OK"], "{status:?}");
     assert!(
         server
             .log()
             .contains("refused connections over --max-connections 100")
+    );
+    // The server's metrics count them: the refused probe and grpcurl's attempts at least, and
+    // the bench's 100 among the accepted; once the bench's have closed, only the scrape is open.
+    let value = |text: &str, name: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name} ")));
+        line.and_then(|l| l.split(' ').nth(1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    let settled = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let text = loop {
+        let text =
+            ok_stdout(Command::new(tool("curl")).args(["-sf", &format!("http://{addr}/metrics")]));
+        if value(&text, "volley_server_connections_open") == 1.0
+            || std::time::Instant::now() > settled
+        {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(
+        value(&text, "volley_server_connections_open"),
+        1.0,
+        "{text}"
+    );
+    assert!(
+        value(&text, "volley_server_connections_refused_total") >= 2.0,
+        "{text}"
+    );
+    assert!(
+        value(&text, "volley_server_connections_accepted_total") >= 101.0,
+        "{text}"
     );
 }
 

@@ -8,6 +8,10 @@
 //! | `grpc.server.call.sent_total_compressed_message_size` | `grpc_server_call_sent_total_compressed_message_size_bytes{grpc_method,grpc_status}` |
 //! | `grpc.server.call.rcvd_total_compressed_message_size` | `grpc_server_call_rcvd_total_compressed_message_size_bytes{grpc_method,grpc_status}` |
 //!
+//! Beside them, the server's connections (not in A66): `volley_server_connections_open`,
+//! `volley_server_connections_accepted_total` and `volley_server_connections_refused_total`
+//! (over [`max_connections`](crate::ServerBuilder::max_connections)).
+//!
 //! The histograms use A66's bucket boundaries. Methods the server does not have are recorded as
 //! `other` (A66's rule against unbounded label values). One builder call adds the interceptor
 //! and `GET /metrics` on the calls' port:
@@ -34,7 +38,10 @@ use prometheus_client::{
 };
 use volley_wire::{Code, Status};
 
-use crate::intercept::{Call, CallEnd, CallInfo, Interceptor, MethodInfo};
+use crate::{
+    conn::ConnCounts,
+    intercept::{Call, CallEnd, CallInfo, Interceptor, MethodInfo},
+};
 
 mod histogram;
 
@@ -116,6 +123,7 @@ pub struct Metrics {
     duration: Histograms,
     sent: Histograms,
     received: Histograms,
+    connections: ConnCounts,
     registry: Arc<Registry>,
 }
 
@@ -134,6 +142,7 @@ impl Metrics {
             duration: Family::new_with_constructor(|| AtomicHistogram::new(&LATENCY_BUCKETS, 1e9)),
             sent: Family::new_with_constructor(|| AtomicHistogram::new(&SIZE_BUCKETS, 1.0)),
             received: Family::new_with_constructor(|| AtomicHistogram::new(&SIZE_BUCKETS, 1.0)),
+            connections: ConnCounts::default(),
             registry: Arc::new(Registry::default()),
         };
         let mut registry = Registry::default();
@@ -167,6 +176,12 @@ impl Metrics {
             Unit::Bytes,
             self.received.clone(),
         );
+        self.connections.register(registry);
+    }
+
+    /// The connection counts a server built with these metrics keeps.
+    pub(crate) fn connections(&self) -> &ConnCounts {
+        &self.connections
     }
 
     /// The OpenMetrics text exposition of this value's own registry.
