@@ -1,8 +1,11 @@
 //! The open-file limit: `volley serve` raises its soft limit to the hard one at start, as Go's
 //! runtime does for every Go program (grpc-go servers get it for free), so the connections a
 //! server takes are bounded by `--max-connections`, not by a shell's default of 1024.
+//! `volley orders` and `volley link`, which hold a connection (a relay: two) per client, also
+//! raise the hard limit where they may (root, or CAP_SYS_RESOURCE): seed 004's 20,000 clients
+//! need more than many machines' hard limit.
 
-use rustix::process::{Resource, getrlimit, setrlimit};
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 
 /// Raises the soft limit on open files to the hard limit; the limit in force afterwards.
 pub fn raise_open_files() -> Option<u64> {
@@ -14,4 +17,25 @@ pub fn raise_open_files() -> Option<u64> {
         }
     }
     limit.current
+}
+
+/// As [`raise_open_files`], first raising the hard limit to the kernel's per-process ceiling
+/// (`fs.nr_open`, at most 2^20) where this process may; the limit in force afterwards.
+pub fn raise_open_files_max() -> Option<u64> {
+    let ceiling = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(1 << 20)
+        .min(1 << 20);
+    let hard = getrlimit(Resource::Nofile).maximum;
+    if hard.is_some_and(|h| h < ceiling) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(ceiling),
+                maximum: Some(ceiling),
+            },
+        );
+    }
+    raise_open_files()
 }

@@ -250,6 +250,8 @@ impl Jitter {
 
 /// `volley link`: binds, says where, and relays until interrupted.
 pub fn run(args: crate::cli::LinkArgs) -> Result<()> {
+    // Two descriptors per relayed connection.
+    crate::fds::raise_open_files_max();
     if args.jitter > args.delay {
         bail!(
             "--jitter {:?} is larger than --delay {:?}: a chunk cannot arrive before it was sent",
@@ -271,8 +273,11 @@ pub fn run(args: crate::cli::LinkArgs) -> Result<()> {
             .with_context(|| format!("--to {}: cannot resolve it", args.to))?
             .next()
             .with_context(|| format!("--to {}: no address", args.to))?;
-        let listener = TcpListener::bind(args.listen)
-            .await
+        let listener = crate::listen::tcp_listener(args.listen)
+            .and_then(|l| {
+                l.set_nonblocking(true)?;
+                TcpListener::from_std(l)
+            })
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let rate = match shape.rate {
             Some(r) => format!("{:.1} Mbit/s", r as f64 * 8.0 / 1e6),

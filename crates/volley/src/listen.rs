@@ -13,6 +13,22 @@ use std::{
 use anyhow::{Context, Result, bail};
 use tracing::warn;
 
+/// How many connections may wait to be accepted. The standard library's `bind` asks for 128:
+/// thousands of clients connecting at once (seed 004's 20,000) overflow it, and each dropped
+/// SYN waits a second or more to be sent again. The kernel caps it at `net.core.somaxconn`
+/// (4096 by default), as Go's listeners ask for.
+const BACKLOG: i32 = 4096;
+
+/// A TCP listener on `addr` with a backlog of 4096 (address reuse on, as `bind`).
+pub fn tcp_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(BACKLOG)?;
+    Ok(s.into())
+}
+
 /// A listen address as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListenAddr {
@@ -61,7 +77,7 @@ impl Bound {
     pub fn bind(addr: &ListenAddr, files: &mut SocketFiles) -> Result<Bound> {
         match addr {
             ListenAddr::Tcp(a) => {
-                let l = TcpListener::bind(a).with_context(|| format!("cannot listen on {a}"))?;
+                let l = tcp_listener(*a).with_context(|| format!("cannot listen on {a}"))?;
                 l.set_nonblocking(true)?;
                 Ok(Bound::Tcp(l))
             }

@@ -3,8 +3,10 @@
 //! (`serve`, `serve gateway`, `bench -O json`, `orders --json`) so that every figure comes from
 //! the same code a user runs by hand; `report` writes report.md, report.html and results.json.
 
+mod machine;
 mod report;
 mod scenarios;
+mod takeaway;
 
 use std::{
     io::Write,
@@ -19,7 +21,7 @@ use serde_json::Value;
 use crate::cli::LabArgs;
 
 /// One measured case of a scenario.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Row {
     /// Scenario name.
@@ -46,6 +48,17 @@ pub struct Row {
     pub timeline: Vec<u64>,
     /// Latency histogram: (bucket mark ms, calls), ghz's buckets.
     pub histogram: Vec<(f64, u64)>,
+    /// Seconds the run took (the median run's, when repeated).
+    pub elapsed_s: f64,
+    /// The seed's printed elapsed seconds for the same case, when it printed them.
+    pub seed_elapsed_s: Option<f64>,
+    /// Runs behind the figure: a run shorter than a second is repeated and `ours` is the
+    /// median run's figure.
+    pub runs: u32,
+    /// The lowest and highest figure of the runs, when there were several.
+    pub spread: Option<(f64, f64)>,
+    /// Why the case was not run here (then `ours` is 0).
+    pub not_run: Option<String>,
 }
 
 /// A scenario: its name, the seed it reruns, and how to run it.
@@ -72,6 +85,8 @@ pub struct Ctx {
     pub quick: bool,
     /// Another server to load instead of volley's own.
     pub target: Option<String>,
+    /// The machine the lab runs on.
+    pub machine: machine::Machine,
 }
 
 impl Ctx {
@@ -122,6 +137,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         exe: std::env::current_exe()?,
         quick: args.quick,
         target: args.target.clone(),
+        machine: machine::Machine::this(),
     };
     let mut rows = Vec::new();
     let mut skipped = Vec::new();

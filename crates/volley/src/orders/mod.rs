@@ -131,6 +131,16 @@ pub fn run(args: OrdersArgs) -> Result<()> {
         "stream" => true,
         other => bail!("--mode must be unary or stream, not {other:?}"),
     };
+    // A connection per client: the seed's 20,000 clients need more descriptors than the
+    // usual soft limit of 1024, and than some machines' hard limit.
+    let need = args.clients as u64 + 256;
+    if let Some(limit) = crate::fds::raise_open_files_max().filter(|l| *l < need) {
+        bail!(
+            "--clients {} needs about {need} open files and this process may open {limit} \
+             (ulimit -Hn; root can raise it)",
+            args.clients
+        );
+    }
     let report = match args.addr.clone() {
         Some(addr) => measure(&addr, &args, stream)?,
         None => own_server::with_own_server(&args)?,
