@@ -3,7 +3,9 @@
 //! (`serve`, `serve gateway`, `bench -O json`, `orders --json`) so that every figure comes from
 //! the same code a user runs by hand; `report` writes report.md, report.html and results.json.
 
+mod charts;
 mod machine;
+mod orders;
 mod report;
 mod scenarios;
 mod takeaway;
