@@ -182,7 +182,9 @@ struct Slot {
     /// every pick, which scans all slots (a lock and a clock read per slot cost ~15 us per call
     /// with 500 connections, measured; see BENCHMARKS.md, "Pooled channels").
     backoff_until_ms: AtomicU64,
-    /// Milliseconds since the channel's epoch when the last call on this slot ended.
+    /// Milliseconds since the channel's epoch when the last call on this slot ended; kept only
+    /// under `expanding`, whose idle extra connections close (a clock read per call otherwise
+    /// spent for nothing).
     last_used_ms: AtomicU64,
 }
 
@@ -212,8 +214,10 @@ impl Drop for Lease {
         if let Some((inner, i)) = &self.slot {
             let slot = &inner.slots[*i];
             slot.in_flight.fetch_sub(1, Ordering::AcqRel);
-            slot.last_used_ms
-                .store(inner.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+            if matches!(inner.strategy, Strategy::Expanding { .. }) {
+                slot.last_used_ms
+                    .store(inner.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -506,16 +510,17 @@ impl Inner {
         } else {
             0
         };
-        let now_ms = self.epoch.elapsed().as_millis() as u64;
+        // The clock is read only when a slot is backing off (rare): not once per call.
+        let mut now_ms = None;
         let mut best = start;
         let mut best_key = (true, usize::MAX);
         for k in 0..n {
             let i = (start + k) % n;
             let slot = &self.slots[i];
-            let key = (
-                slot.backing_off(now_ms),
-                slot.in_flight.load(Ordering::Acquire),
-            );
+            let until = slot.backoff_until_ms.load(Ordering::Relaxed);
+            let backing_off = until != 0
+                && *now_ms.get_or_insert_with(|| self.epoch.elapsed().as_millis() as u64) < until;
+            let key = (backing_off, slot.in_flight.load(Ordering::Acquire));
             if key < best_key {
                 best = i;
                 best_key = key;
