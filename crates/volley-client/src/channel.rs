@@ -188,6 +188,24 @@ struct Slot {
     last_used_ms: AtomicU64,
 }
 
+/// Milliseconds since a channel's epoch, read at most once, and only if asked.
+struct LazyNow {
+    epoch: Instant,
+    ms: Option<u64>,
+}
+
+impl LazyNow {
+    fn new(epoch: Instant) -> LazyNow {
+        LazyNow { epoch, ms: None }
+    }
+
+    fn ms(&mut self) -> u64 {
+        *self
+            .ms
+            .get_or_insert_with(|| self.epoch.elapsed().as_millis() as u64)
+    }
+}
+
 #[derive(Default)]
 struct Backoff {
     /// No dial before this instant; calls until then fail with `error`.
@@ -468,8 +486,8 @@ impl Inner {
     /// True while every connection slot is backing off after failed dials (so another address
     /// should take the call).
     pub(crate) fn backing_off(&self) -> bool {
-        let now_ms = self.epoch.elapsed().as_millis() as u64;
-        !self.slots.is_empty() && self.slots.iter().all(|s| s.backing_off(now_ms))
+        let mut now = LazyNow::new(self.epoch);
+        !self.slots.is_empty() && self.slots.iter().all(|s| s.backing_off(&mut now))
     }
 
     /// A connection for one call, counted in flight until the lease is dropped.
@@ -510,17 +528,16 @@ impl Inner {
         } else {
             0
         };
-        // The clock is read only when a slot is backing off (rare): not once per call.
-        let mut now_ms = None;
+        let mut now = LazyNow::new(self.epoch);
         let mut best = start;
         let mut best_key = (true, usize::MAX);
         for k in 0..n {
             let i = (start + k) % n;
             let slot = &self.slots[i];
-            let until = slot.backoff_until_ms.load(Ordering::Relaxed);
-            let backing_off = until != 0
-                && *now_ms.get_or_insert_with(|| self.epoch.elapsed().as_millis() as u64) < until;
-            let key = (backing_off, slot.in_flight.load(Ordering::Acquire));
+            let key = (
+                slot.backing_off(&mut now),
+                slot.in_flight.load(Ordering::Acquire),
+            );
             if key < best_key {
                 best = i;
                 best_key = key;
@@ -597,10 +614,11 @@ impl Slot {
             .cloned()
     }
 
-    /// True while a failed dial's backoff lasts, `now_ms` being the channel's clock.
-    fn backing_off(&self, now_ms: u64) -> bool {
+    /// True while a failed dial's backoff lasts; the clock is read only for a slot that has
+    /// one (rare), not once per call.
+    fn backing_off(&self, now: &mut LazyNow) -> bool {
         let until = self.backoff_until_ms.load(Ordering::Relaxed);
-        until != 0 && now_ms < until
+        until != 0 && now.ms() < until
     }
 
     fn backoff_error(&self) -> Option<Status> {

@@ -39,3 +39,17 @@ pub fn raise_open_files_max() -> Option<u64> {
     }
     raise_open_files()
 }
+
+/// Descriptors a process keeps beside its connections (runtime, standard streams, pipes to its
+/// children, files).
+const HEADROOM: u64 = 256;
+
+/// Whether this process may hold `connections` sockets, after raising its limit as
+/// [`raise_open_files_max`] does; `Err((need, limit))` when it may not.
+pub fn room_for(connections: u64) -> Result<(), (u64, u64)> {
+    let need = connections + HEADROOM;
+    match raise_open_files_max() {
+        Some(limit) if limit < need => Err((need, limit)),
+        _ => Ok(()),
+    }
+}

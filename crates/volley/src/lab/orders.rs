@@ -138,22 +138,7 @@ pub(super) fn orders(ctx: &Ctx) -> Result<Vec<Row>> {
             seed_elapsed_s: if ctx.quick { None } else { run.seed_elapsed_s },
             ..row
         };
-        // A descriptor per client (two in a relay): where the machine allows fewer, say so.
-        let need = clients
-            * if run.place == Place::ServerToServer {
-                2
-            } else {
-                1
-            }
-            + 256;
-        let fds = crate::fds::raise_open_files_max().filter(|l| *l < need);
-        let no_fds = fds.map(|l| format!("needs about {need} open files; this machine allows {l}"));
-        if let Some(why) = no_fds.or_else(|| {
-            (run.place == Place::ServerToServer)
-                .then(|| no_namespaces.clone())
-                .flatten()
-                .map(|why| format!("server to server: {why}"))
-        }) {
+        if let Some(why) = not_runnable(run.place, clients, no_namespaces.as_deref()) {
             rows.push(seed(Row {
                 scenario: "orders".into(),
                 case,
@@ -189,6 +174,21 @@ pub(super) fn orders(ctx: &Ctx) -> Result<Vec<Row>> {
         rows.push(seed(row));
     }
     Ok(rows)
+}
+
+/// Why a run cannot be made here, if it cannot: more clients than the open-file limit allows
+/// (a descriptor per client, two through `volley link`), or server to server without
+/// namespaces.
+fn not_runnable(place: Place, clients: u64, no_namespaces: Option<&str>) -> Option<String> {
+    let relayed = place == Place::ServerToServer;
+    if let Err((need, limit)) = crate::fds::room_for(clients * if relayed { 2 } else { 1 }) {
+        return Some(format!(
+            "needs about {need} open files; this machine allows {limit}"
+        ));
+    }
+    no_namespaces
+        .filter(|_| relayed)
+        .map(|why| format!("server to server: {why}"))
 }
 
 /// A `volley orders --json` report as a row.

@@ -91,18 +91,7 @@ pub(super) fn summary(rows: &[Row], skipped: &[(&str, String)]) -> String {
 
 fn markdown(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
     let mut s = String::from("# volley lab\n\n");
-    let _ = writeln!(
-        s,
-        "Server: {}. Machine: {}. {}{} {REPEATS}\n",
-        ctx.target.as_deref().unwrap_or("volley serve (built in)"),
-        ctx.machine,
-        if ctx.quick {
-            "Quick run (small counts). "
-        } else {
-            ""
-        },
-        NOTE
-    );
+    let _ = writeln!(s, "{}\n", header(ctx));
     for sc in scenarios() {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.scenario == sc.name).collect();
         let _ = writeln!(s, "## {} ({})\n", sc.name, sc.seed);
@@ -117,23 +106,10 @@ fn markdown(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
         if let Some(t) = takeaway::line(sc.name, &mine) {
             let _ = writeln!(s, "**{t}**\n");
         }
-        s += "| case | ours | seed | unit | ours, s | seed, s | calls | errors | p50 ms | p99 ms |\n";
-        s += "|---|---|---|---|---|---|---|---|---|---|\n";
+        let _ = writeln!(s, "| {} |", COLUMNS.join(" | "));
+        let _ = writeln!(s, "|{}", "---|".repeat(COLUMNS.len()));
         for r in mine {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.2} |",
-                r.case,
-                ours_cell(r),
-                r.seed.map_or_else(|| "-".into(), fig),
-                r.unit,
-                secs(r.not_run.is_none().then_some(r.elapsed_s)),
-                secs(r.seed_elapsed_s),
-                r.calls,
-                r.errors,
-                r.p50_ms,
-                r.p99_ms
-            );
+            let _ = writeln!(s, "| {} |", cells(r).join(" | "));
         }
         s.push('\n');
     }
@@ -168,6 +144,41 @@ fn secs(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.4}"))
 }
 
+/// The tables' columns, in report.md and report.html alike.
+const COLUMNS: [&str; 10] = [
+    "case", "ours", "seed", "unit", "ours, s", "seed, s", "calls", "errors", "p50 ms", "p99 ms",
+];
+
+/// A row's cells under [`COLUMNS`], unescaped.
+fn cells(r: &Row) -> [String; 10] {
+    [
+        r.case.clone(),
+        ours_cell(r),
+        r.seed.map_or_else(|| "-".into(), fig),
+        r.unit.clone(),
+        secs(r.not_run.is_none().then_some(r.elapsed_s)),
+        secs(r.seed_elapsed_s),
+        r.calls.to_string(),
+        r.errors.to_string(),
+        format!("{:.2}", r.p50_ms),
+        format!("{:.2}", r.p99_ms),
+    ]
+}
+
+/// What ran where, and how to read the figures: the first paragraph of both reports.
+fn header(ctx: &Ctx) -> String {
+    format!(
+        "Server: {}. Machine: {}. {}{NOTE} {REPEATS}",
+        ctx.target.as_deref().unwrap_or("volley serve (built in)"),
+        ctx.machine,
+        if ctx.quick {
+            "Quick run (small counts). "
+        } else {
+            ""
+        },
+    )
+}
+
 fn html(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
     let mut s = String::from(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>volley lab</title>\
@@ -177,19 +188,7 @@ fn html(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
          td:first-child,th:first-child{text-align:left}figure{display:inline-block;vertical-align:top;width:380px;max-width:100%;margin:0 1em 1em 0}\
          figcaption{font-size:12px}.note{color:#555}.takeaway{font-weight:600}</style></head><body><h1>volley lab</h1>",
     );
-    let _ = write!(
-        s,
-        "<p class=\"note\">Server: {}. Machine: {}. {}{} {}</p>",
-        esc(ctx.target.as_deref().unwrap_or("volley serve (built in)")),
-        esc(&ctx.machine.to_string()),
-        if ctx.quick {
-            "Quick run (small counts). "
-        } else {
-            ""
-        },
-        NOTE,
-        REPEATS
-    );
+    let _ = write!(s, "<p class=\"note\">{}</p>", esc(&header(ctx)));
     for sc in scenarios() {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.scenario == sc.name).collect();
         let _ = write!(s, "<h2>{} <small>({})</small></h2>", sc.name, esc(sc.seed));
@@ -205,24 +204,17 @@ fn html(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
             let _ = write!(s, "<p class=\"takeaway\">{}</p>", esc(&t));
         }
         s += &bars(&mine);
-        s += "<table><tr><th>case</th><th>ours</th><th>seed</th><th>unit</th><th>ours, s</th>\
-              <th>seed, s</th><th>calls</th><th>errors</th><th>p50 ms</th><th>p99 ms</th></tr>";
+        s += "<table><tr>";
+        for c in COLUMNS {
+            let _ = write!(s, "<th>{c}</th>");
+        }
+        s += "</tr>";
         for r in &mine {
-            let _ = write!(
-                s,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
-                esc(&r.case),
-                esc(&ours_cell(r)),
-                r.seed.map_or_else(|| "-".into(), fig),
-                esc(&r.unit),
-                secs(r.not_run.is_none().then_some(r.elapsed_s)),
-                secs(r.seed_elapsed_s),
-                r.calls,
-                r.errors,
-                r.p50_ms,
-                r.p99_ms
-            );
+            s += "<tr>";
+            for c in cells(r) {
+                let _ = write!(s, "<td>{}</td>", esc(&c));
+            }
+            s += "</tr>";
         }
         s += "</table><div>";
         let mine: Vec<&Row> = mine.into_iter().filter(|r| r.not_run.is_none()).collect();

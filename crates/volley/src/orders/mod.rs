@@ -133,8 +133,7 @@ pub fn run(args: OrdersArgs) -> Result<()> {
     };
     // A connection per client: the seed's 20,000 clients need more descriptors than the
     // usual soft limit of 1024, and than some machines' hard limit.
-    let need = args.clients as u64 + 256;
-    if let Some(limit) = crate::fds::raise_open_files_max().filter(|l| *l < need) {
+    if let Err((need, limit)) = crate::fds::room_for(args.clients as u64) {
         bail!(
             "--clients {} needs about {need} open files and this process may open {limit} \
              (ulimit -Hn; root can raise it)",
