@@ -55,6 +55,38 @@ pub struct Outcome {
     pub connect: Duration,
     /// CPU time (user + system) of the worker threads during the run.
     pub cpu: Duration,
+    /// A mix's calls, per entry, in the mix's order (empty when the target is not a mix).
+    pub methods: Vec<MethodOutcome>,
+}
+
+/// The calls of one entry of a mix.
+#[derive(Debug, Clone)]
+pub struct MethodOutcome {
+    /// The entry's name (`api.Users.Get`).
+    pub name: String,
+    /// Its weight in the mix.
+    pub weight: u64,
+    /// Its calls (per-call figures only: no details, no per-second timeline).
+    pub recorder: Recorder,
+}
+
+impl Outcome {
+    /// The outcome of one entry of a mix: the run's times and flags, the entry's calls.
+    pub fn of_method(&self, m: &MethodOutcome) -> Outcome {
+        Outcome {
+            recorder: m.recorder.clone(),
+            total: self.total,
+            end_reason: self.end_reason,
+            started_unix_nano: self.started_unix_nano,
+            rate_not_kept: self.rate_not_kept,
+            generator_saturated: self.generator_saturated,
+            rate_unreachable: self.rate_unreachable,
+            aborted: None,
+            connect: self.connect,
+            cpu: Duration::ZERO,
+            methods: Vec::new(),
+        }
+    }
 }
 
 /// Why a run could not happen.
@@ -225,11 +257,23 @@ pub fn run(
     }
     let end = Instant::now();
     let mut merged: Option<Recorder> = None;
+    let mut methods: Vec<MethodOutcome> = target
+        .methods()
+        .into_iter()
+        .map(|(name, weight)| MethodOutcome {
+            name,
+            weight,
+            recorder: method_recorder(opts),
+        })
+        .collect();
     for h in handles {
-        if let Some(r) = h.join().expect("bench thread panicked") {
+        if let Some((r, per_method)) = h.join().expect("bench thread panicked") {
             match &mut merged {
                 None => merged = Some(r),
                 Some(m) => m.merge(r),
+            }
+            for (m, r) in methods.iter_mut().zip(per_method) {
+                m.recorder.merge(r);
             }
         }
     }
@@ -245,13 +289,19 @@ pub fn run(
         total,
         end_reason,
         started_unix_nano,
-        rate_not_kept: opts.rate.is_some() && lag > total / 10,
-        rate_unreachable: opts.rate.is_some() && final_lag > total / 10,
+        rate_not_kept: opts.paced() && lag > total / 10,
+        rate_unreachable: opts.paced() && final_lag > total / 10,
         aborted,
         generator_saturated: busy.as_secs_f64() > 0.9 * total.as_secs_f64() * threads as f64,
         connect,
         cpu: busy,
+        methods,
     })
+}
+
+/// The recorder of one entry of a mix: per-call figures, no details.
+fn method_recorder(opts: &RunOptions) -> Recorder {
+    Recorder::new(opts.count_errors, opts.skip_first, 0)
 }
 
 struct ThreadCtx {
@@ -259,6 +309,8 @@ struct ThreadCtx {
     target: Arc<Target>,
     shared: Arc<Shared>,
     recorder: RefCell<Recorder>,
+    /// One per entry of a mix (none otherwise).
+    methods: RefCell<Vec<Recorder>>,
     pacer: Option<Pacer>,
     start: Instant,
     start_unix_nano: i64,
@@ -279,7 +331,7 @@ fn thread_main(
     place: &Place,
     connected: &Barrier,
     go: &Barrier,
-) -> Option<Recorder> {
+) -> Option<(Recorder, Vec<Recorder>)> {
     let (my_conns, my_workers) = (&place.my_conns, &place.my_workers);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -341,7 +393,14 @@ fn thread_main(
             opts.skip_first,
             opts.details_cap,
         )),
-        pacer: opts.rate.clone().map(Pacer::new),
+        methods: RefCell::new(
+            target
+                .methods()
+                .iter()
+                .map(|_| method_recorder(opts))
+                .collect(),
+        ),
+        pacer: Pacer::of(opts),
         start,
         start_unix_nano,
     });
@@ -371,7 +430,9 @@ fn thread_main(
         .busy_ns
         .fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
     drop(dialled);
-    Rc::try_unwrap(ctx).ok().map(|c| c.recorder.into_inner())
+    Rc::try_unwrap(ctx)
+        .ok()
+        .map(|c| (c.recorder.into_inner(), c.methods.into_inner()))
 }
 
 /// Thread `t`'s part of the strategy: pools and expanding maxima split evenly over the threads.
@@ -515,7 +576,8 @@ async fn one_call(
     let opts = &ctx.opts;
     let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
     let sent = Instant::now();
-    let call = call::call(&ctx.target, opts, conn, i, worker_id, &ctx.recorder);
+    let (leaf, method) = ctx.target.leaf(i);
+    let call = call::call(leaf, opts, conn, i, worker_id, &ctx.recorder);
     let result = match (interruptible, opts.timeout) {
         (false, None) => call.await,
         (false, Some(t)) => with_timeout(t, call).await,
@@ -558,6 +620,15 @@ async fn one_call(
         result.as_ref().map(|_| ()),
     );
     drop(rec);
+    if let Some(m) = method {
+        ctx.methods.borrow_mut()[m].record(
+            i,
+            wall,
+            latency.as_nanos() as u64,
+            service.as_nanos() as u64,
+            result.as_ref().map(|_| ()),
+        );
+    }
     if let Some(t) = &opts.abort_on {
         let code = match &result {
             Ok(_) => volley_wire::Code::Ok,

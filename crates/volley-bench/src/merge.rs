@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use crate::{
     EndReason, Outcome, Report, ReportOptions,
+    engine::MethodOutcome,
+    recorder::Recorder,
     results::{Results, plan_hash},
 };
 
@@ -114,6 +116,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
                 .map_err(|e| MergeError(format!("{}: {e}", input.name)))?,
         );
     }
+    let methods = merge_methods(inputs, &all)?;
     let start = all.iter().map(|r| r.start_unix_nano).min().unwrap_or(0);
     let end = all.iter().map(|r| r.end_unix_nano).max().unwrap_or(start);
     let outcome = Outcome {
@@ -127,6 +130,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
         aborted: None,
         connect: std::time::Duration::ZERO,
         cpu: std::time::Duration::ZERO,
+        methods,
     };
     let options_json = first.report.get("options").cloned().unwrap_or(Value::Null);
     let options: ReportOptions = serde_json::from_value(options_json.clone())
@@ -143,6 +147,37 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
         r.plan_hash = plan_hash(&options_json);
     }
     Ok(Merged { report, incomplete })
+}
+
+/// A mix's entries merged one by one, as the whole run is (same plan, so same entries).
+fn merge_methods(inputs: &[Input], all: &[Results]) -> Result<Vec<MethodOutcome>, MergeError> {
+    let mut out = Vec::new();
+    for (j, first) in all[0].methods.iter().enumerate() {
+        let mut recorder = Recorder::new(false, 0, 0);
+        for (input, r) in inputs.iter().zip(all) {
+            let m = r
+                .methods
+                .get(j)
+                .filter(|m| m.call == first.call)
+                .ok_or_else(|| {
+                    MergeError(format!(
+                        "{}: volley.results.methods has no {} at position {j}",
+                        input.name, first.call
+                    ))
+                })?;
+            recorder.merge(
+                m.results
+                    .recorder()
+                    .map_err(|e| MergeError(format!("{}: {}: {e}", input.name, m.call)))?,
+            );
+        }
+        out.push(MethodOutcome {
+            name: first.call.clone(),
+            weight: first.weight,
+            recorder,
+        });
+    }
+    Ok(out)
 }
 
 /// Checks that sharded inputs are every shard of one count exactly once; unsharded inputs (whole

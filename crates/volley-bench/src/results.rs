@@ -89,6 +89,21 @@ pub struct Results {
     pub rate_unreachable: bool,
     /// The histograms.
     pub histograms: EncodedHistograms,
+    /// A mix's entries, each with its own results (none when the run called one method).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub methods: Vec<MethodResults>,
+}
+
+/// The results of one entry of a mix.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MethodResults {
+    /// The entry's name (`api.Users.Get`).
+    pub call: String,
+    /// Its weight in the mix.
+    pub weight: u64,
+    /// Its calls.
+    pub results: Results,
 }
 
 /// Results that cannot be read back.
@@ -124,6 +139,15 @@ fn decode(text: &str, what: &str, into: &mut Histogram<u64>) -> Result<(), Resul
 impl Results {
     /// The results of a finished run.
     pub fn of(out: &Outcome, plan_hash: String, shard: Option<Shard>) -> Results {
+        let methods = out
+            .methods
+            .iter()
+            .map(|m| MethodResults {
+                call: m.name.clone(),
+                weight: m.weight,
+                results: Results::of(&out.of_method(m), plan_hash.clone(), shard),
+            })
+            .collect();
         let r = &out.recorder;
         Results {
             version: VERSION,
@@ -154,6 +178,7 @@ impl Results {
                 first_message: encode(&r.first_message),
                 message_latency: encode(&r.message_latency),
             },
+            methods,
         }
     }
 
@@ -231,6 +256,7 @@ mod tests {
             aborted: None,
             connect: Duration::ZERO,
             cpu: Duration::ZERO,
+            methods: Vec::new(),
         }
     }
 

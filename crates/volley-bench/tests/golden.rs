@@ -75,6 +75,7 @@ fn report(plan: &Plan) -> Report {
         aborted: None,
         connect: Duration::ZERO,
         cpu: Duration::ZERO,
+        methods: Vec::new(),
     };
     Report::new(
         outcome,

@@ -127,6 +127,42 @@ const CLI: &[(&str, &str, &str)] = &[
         "bench --insecure --proto {users} --call api.Users/Get -d '{\"id\": {{.Bogus}}}' {plain}",
         "volley: error: -d: template: can't evaluate field Bogus (known: WorkerID, RequestNumber, FullyQualifiedName, MethodName, ServiceName, InputName, OutputName, IsClientStreaming, IsServerStreaming, Timestamp, TimestampUnix, TimestampUnixMilli, TimestampUnixNano, UUID)",
     ),
+    // -- mixes, stages, data files and scenarios
+    (
+        "weights that sum to zero",
+        "bench --insecure --proto {users} --call api.Users/Get:0 --call api.Users/List:0 {plain}",
+        "volley: error: the mix's weights sum to 0 (api.Users/Get:0, api.Users/List:0): give at least one entry a positive weight",
+    ),
+    (
+        "a weight that is not a number",
+        "bench --insecure --proto {users} --call api.Users/Get:most {plain}",
+        "volley: error: --call api.Users/Get:most: the weight \"most\" is not a whole number (api.Users.Get:80)",
+    ),
+    (
+        "an unknown method in the mix",
+        "bench --insecure --proto {users} --call api.Users/Get:80 --call api.Users/Gte:20 {plain}",
+        "volley: error: mix entry 2 (api.Users/Gte): unknown --call \"api.Users/Gte\": service api.Users has no method Gte (it has: Get, List)",
+    ),
+    (
+        "a malformed stage",
+        "bench --insecure --proto {users} --call api.Users/Get --stage 30s {plain}",
+        "volley: error: --stage 30s: expected DURATION:RATE (30s:500: to 500 calls/s over 30 s)",
+    ),
+    (
+        "a scenario stage that is neither a ramp nor a hold",
+        "bench --scenario stages.yaml {plain}",
+        "volley: error: stage 2: expected {to: RATE, over: DURATION} or {hold: DURATION}, not {\"to\":500}",
+    ),
+    (
+        "an NDJSON line that does not fit the message",
+        "bench --insecure --proto {users} --call api.Users/Get -D ids.ndjson {plain}",
+        "volley: error: ids.ndjson line 3: data does not fit api.GetUserRequest: invalid digit found in string",
+    ),
+    (
+        "a threshold naming a method the mix does not call",
+        "bench --insecure --proto {users} --call api.Users/Get:1 --call api.Users/List:1 --threshold p99{call=api.Users.Lst}<1s {plain}",
+        "volley: error: threshold \"p99{call=api.Users.Lst}<1s\": the mix has no method api.Users.Lst (it has api.Users/Get, api.Users/List)",
+    ),
     // -- TLS
     (
         "plaintext to a TLS server",
@@ -315,6 +351,12 @@ async fn every_bad_input_gets_its_exact_error() {
     )
     .unwrap();
     std::fs::write(dir.join("garbage.pem"), "garbage\n").unwrap();
+    std::fs::write(dir.join("ids.ndjson"), "{\"id\": 1}\n\n{\"id\": \"abc\"}\n").unwrap();
+    std::fs::write(
+        dir.join("stages.yaml"),
+        "insecure: true\ncall: api.Users.Get\nstages: [{to: 500, over: 10s}, {to: 500}]\n",
+    )
+    .unwrap();
     let plain = VOLLEY.serve(&[]);
     let tls_dir = dir.join("tls");
     let tls = VolleyProcess::start(

@@ -26,7 +26,8 @@ pub enum Conn {
     Own(Connection),
 }
 
-/// Makes call number `i`; returns the bytes received.
+/// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);
+/// returns the bytes received.
 pub async fn call(
     target: &Target,
     opts: &RunOptions,
@@ -36,6 +37,7 @@ pub async fn call(
     rec: &RefCell<Recorder>,
 ) -> Result<usize, Status> {
     match (target, conn) {
+        (Target::Mix(_), _) => Err(Status::internal("a mix is called through its entries")),
         (Target::Http(h), _) => http::call(h, conn).await,
         (Target::Grpc(g), Conn::H2(c)) if g.kind == CallKind::Unary => {
             let body = g.payload.message(i, worker_id).map_err(Status::internal)?;

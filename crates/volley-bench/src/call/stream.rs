@@ -86,10 +86,9 @@ pub(super) async fn stream_call(
         if data.is_empty() {
             return Err(Status::internal("no data to stream"));
         }
-        let count = if so.call_count > 0 {
-            so.call_count
-        } else {
-            data.len() as u64
+        let count = match target.stream_call_count.unwrap_or(so.call_count) {
+            0 => data.len() as u64,
+            n => n,
         };
         // Bidi: read replies while sending, so that per-message latency is measured as they come.
         let writer = async {
@@ -142,7 +141,8 @@ pub(super) async fn stream_call(
     send_message(&mut out, body, true).await?;
     rec.borrow_mut().messages_sent += 1;
     let resp = resp.await.map_err(|e| transport_status(&e))?;
-    read_replies(resp, rec, started, None, deadline, so.call_count).await
+    let limit = target.stream_call_count.unwrap_or(so.call_count);
+    read_replies(resp, rec, started, None, deadline, limit).await
 }
 
 /// Reads a reply stream to its status, counting messages, recording time to first message and,

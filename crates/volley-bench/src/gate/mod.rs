@@ -119,14 +119,30 @@ fn observe(t: &Threshold, r: &Report) -> Option<f64> {
     }
 }
 
+/// Whether two spellings name one method (`api.Users.Get`, `api.Users/Get`).
+pub fn same_method(a: &str, b: &str) -> bool {
+    let dotted = |s: &str| s.trim().replace('/', ".");
+    dotted(a) == dotted(b)
+}
+
 fn verdict(t: &Threshold, r: &Report) -> Verdict {
-    let observed = observe(t, r);
-    let name = t
-        .text
-        .split(['<', '>', '=', '!'])
-        .next()
-        .unwrap_or("")
-        .trim();
+    let observed = match &t.call {
+        None => observe(t, r),
+        Some(c) => r
+            .methods
+            .iter()
+            .find(|m| same_method(&m.call, c))
+            .and_then(|m| observe(t, &m.report)),
+    };
+    let name = match t.text.find('{') {
+        Some(open) => &t.text[..t.text[open..].find('}').map_or(open, |c| open + c + 1)],
+        None => t
+            .text
+            .split(['<', '>', '=', '!'])
+            .next()
+            .unwrap_or("")
+            .trim(),
+    };
     let shown = match observed {
         None => format!("{name}: nothing to measure"),
         Some(v) if t.share => format!("{name} = {:.3} %", v * 100.0),

@@ -1,6 +1,7 @@
 //! Threshold expressions, k6's idea in ghz's vocabulary: `p99<50ms`, `errors<0.1%`,
-//! `rps>=9500`, `status.Unavailable==0`, `service.p99.9<=20ms`. A bad one is refused with the
-//! expression and the column where it stops making sense.
+//! `rps>=9500`, `status.Unavailable==0`, `service.p99.9<=20ms`, and under a mix one method's
+//! figure, `p99{call=api.Users.Get}<20ms`. A bad one is refused with the expression and the
+//! column where it stops making sense.
 
 use std::fmt;
 
@@ -93,6 +94,8 @@ pub struct Threshold {
     pub limit: f64,
     /// The limit is a share of the calls (`%`, or `errors`), not a count.
     pub share: bool,
+    /// `{call=METHOD}`: judged on that method's calls of a mix, not on all calls.
+    pub call: Option<String>,
 }
 
 /// A threshold that does not parse.
@@ -115,9 +118,43 @@ impl fmt::Display for ThresholdError {
 
 impl std::error::Error for ThresholdError {}
 
-/// Parses `METRIC OP VALUE`.
+/// Parses `METRIC OP VALUE` or `METRIC{call=METHOD} OP VALUE`.
 pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
     let text = text.trim();
+    let Some(open) = text.find('{') else {
+        return parse_plain(text);
+    };
+    let fail = |at: usize, what: &str| ThresholdError {
+        text: text.to_owned(),
+        column: at + 1,
+        what: what.to_owned(),
+    };
+    let close = open
+        + text[open..]
+            .find('}')
+            .ok_or_else(|| fail(open, "a selector {call=METHOD} needs its closing }"))?;
+    let selector = &text[open + 1..close];
+    let call = selector
+        .split_once('=')
+        .filter(|(k, _)| k.trim() == "call")
+        .map(|(_, v)| v.trim().trim_matches(['"', '\'']))
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| fail(open + 1, "the one selector is {call=METHOD}"))?;
+    // The rest parses as a plain threshold; its columns are shifted back past the selector.
+    let plain = format!("{}{}", &text[..open], &text[close + 1..]);
+    let mut t = parse_plain(&plain).map_err(|mut e| {
+        e.text = text.to_owned();
+        if e.column > open {
+            e.column += close + 1 - open;
+        }
+        e
+    })?;
+    t.text = text.to_owned();
+    t.call = Some(call.to_owned());
+    Ok(t)
+}
+
+fn parse_plain(text: &str) -> Result<Threshold, ThresholdError> {
     let fail = |at: usize, what: String| ThresholdError {
         text: text.to_owned(),
         column: at + 1,
@@ -156,6 +193,7 @@ pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
         op,
         limit,
         share,
+        call: None,
     })
 }
 
@@ -306,6 +344,21 @@ mod tests {
     }
 
     #[test]
+    fn a_selector_names_one_method_of_a_mix() {
+        let t = parse("p99{call=api.Users.Get}<20ms").unwrap();
+        assert_eq!(t.call.as_deref(), Some("api.Users.Get"));
+        assert_eq!(
+            (t.metric, t.op, t.limit),
+            (Metric::Latency(99.0), Op::Lt, 20e6)
+        );
+        assert_eq!(t.text, "p99{call=api.Users.Get}<20ms");
+        let t = parse("errors{call=\"api.Users/List\"} < 1%").unwrap();
+        assert_eq!(t.call.as_deref(), Some("api.Users/List"));
+        assert!(t.share);
+        assert_eq!(parse("p99<1s").unwrap().call, None);
+    }
+
+    #[test]
     fn bad_thresholds_name_the_column_and_the_fault() {
         let cases = [
             ("p99 50ms", 9, "expected a comparison"),
@@ -318,6 +371,14 @@ mod tests {
             ("status.Nope>0", 1, "unknown status \"Nope\""),
             ("<1s", 1, "expected a metric"),
             ("p99<", 5, "expected a value"),
+            ("p99{call=a.B.C<1s", 4, "needs its closing }"),
+            (
+                "p99{method=a.B.C}<1s",
+                5,
+                "the one selector is {call=METHOD}",
+            ),
+            ("p99{call=}<1s", 5, "the one selector is {call=METHOD}"),
+            ("p99{call=a.B.C}<1", 17, "needs a unit"),
         ];
         for (text, column, what) in cases {
             let e = parse(text).unwrap_err();

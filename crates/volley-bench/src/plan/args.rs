@@ -29,9 +29,19 @@ pub struct BenchArgs {
     /// A compiled FileDescriptorSet (--proto wins).
     #[arg(long)]
     pub protoset: Option<PathBuf>,
-    /// The method: `package.Service/Method` or `package.Service.Method`.
-    #[arg(long)]
-    pub call: Option<String>,
+    /// The method: `package.Service/Method` or `package.Service.Method`. Repeat it with weights
+    /// for a mix, each call going to one method: `--call api.Users.Get:80 --call
+    /// api.Users.List:20`.
+    #[arg(long, value_name = "METHOD[:WEIGHT]")]
+    pub call: Vec<String>,
+    /// A scenario file (YAML or JSON): a config file that may also give `target`, a `mix:` of
+    /// methods with weights and data of their own, and arrival-rate `stages:`.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// An arrival-rate stage, k6's `DURATION:RATE` (repeatable): the rate goes linearly from the
+    /// last stage's (0 at the start) to RATE calls/s over DURATION; the run lasts their sum.
+    #[arg(long = "stage", value_name = "DURATION:RATE")]
+    pub stages: Vec<String>,
     /// Comma-separated import paths (the current directory and the proto's own are added).
     #[arg(short = 'i', long = "import-paths", value_delimiter = ',')]
     pub import_paths: Option<Vec<String>>,

@@ -8,9 +8,29 @@ use super::PlanError;
 
 /// Reads a config file into a map of ghz keys.
 pub fn load(path: &Path) -> Result<Map<String, Value>, PlanError> {
+    load_as(path, "--config")
+}
+
+/// Reads a scenario file: a config file whose `target` is the host, and which may give a `mix:`
+/// and `stages:`.
+pub fn load_scenario(path: &Path) -> Result<Map<String, Value>, PlanError> {
+    let mut m = load_as(path, "--scenario")?;
+    if let Some(t) = m.remove("target") {
+        if m.contains_key("host") {
+            return Err(PlanError::new(format!(
+                "--scenario {}: give target or host, not both",
+                path.display()
+            )));
+        }
+        m.insert("host".into(), t);
+    }
+    Ok(m)
+}
+
+fn load_as(path: &Path, flag: &str) -> Result<Map<String, Value>, PlanError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| PlanError::new(format!("cannot read --config {shown}: {e}")))?;
+        .map_err(|e| PlanError::new(format!("cannot read {flag} {shown}: {e}")))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -18,24 +38,24 @@ pub fn load(path: &Path) -> Result<Map<String, Value>, PlanError> {
         .to_ascii_lowercase();
     let value: Value = match ext.as_str() {
         "json" => serde_json::from_str(&text)
-            .map_err(|e| PlanError::new(format!("--config {shown}: invalid JSON: {e}")))?,
+            .map_err(|e| PlanError::new(format!("{flag} {shown}: invalid JSON: {e}")))?,
         "toml" => {
             let v: toml::Value = toml::from_str(&text)
-                .map_err(|e| PlanError::new(format!("--config {shown}: invalid TOML: {e}")))?;
-            serde_json::to_value(v).map_err(|e| PlanError::new(format!("--config {shown}: {e}")))?
+                .map_err(|e| PlanError::new(format!("{flag} {shown}: invalid TOML: {e}")))?;
+            serde_json::to_value(v).map_err(|e| PlanError::new(format!("{flag} {shown}: {e}")))?
         }
         "yaml" | "yml" => serde_yaml::from_str(&text)
-            .map_err(|e| PlanError::new(format!("--config {shown}: invalid YAML: {e}")))?,
+            .map_err(|e| PlanError::new(format!("{flag} {shown}: invalid YAML: {e}")))?,
         other => {
             return Err(PlanError::new(format!(
-                "--config {shown}: unknown file type {other:?} (use .json, .toml, .yaml or .yml)"
+                "{flag} {shown}: unknown file type {other:?} (use .json, .toml, .yaml or .yml)"
             )));
         }
     };
     match value {
         Value::Object(m) => Ok(m),
         _ => Err(PlanError::new(format!(
-            "--config {shown}: expected an object of ghz options"
+            "{flag} {shown}: expected an object of ghz options"
         ))),
     }
 }

@@ -54,6 +54,26 @@ impl Kind for Text {
     }
 }
 
+/// A repeatable flag (`--call`, `--stage`); a string or a list in a config file.
+pub(super) struct Repeated;
+impl Kind for Repeated {
+    type Arg = Vec<String>;
+    type Value = Vec<String>;
+    fn arg(arg: &Vec<String>, _: &str) -> Result<Option<Vec<String>>, PlanError> {
+        Ok((!arg.is_empty()).then(|| arg.clone()))
+    }
+    fn config(v: &Value, key: &str, _: &str) -> Result<Option<Vec<String>>, PlanError> {
+        match v {
+            Value::Array(items) => items
+                .iter()
+                .map(|x| config_text(x, key))
+                .collect::<Result<_, _>>()
+                .map(Some),
+            v => config_text(v, key).map(|s| Some(vec![s])),
+        }
+    }
+}
+
 /// A file path.
 pub(super) struct Path;
 impl Kind for Path {
@@ -286,7 +306,7 @@ flags! {
     host: Text = "host", "host";
     proto: Path = "proto", "--proto";
     protoset: Path = "protoset", "--protoset";
-    call: Text = "call", "--call";
+    call: Repeated = "call", "--call";
     import_paths: List = "import-paths", "-i";
     cacert: Path = "cacert", "--cacert";
     cert: Path = "cert", "--cert";

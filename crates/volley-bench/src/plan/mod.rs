@@ -5,10 +5,12 @@
 pub mod args;
 pub mod config;
 mod flags;
+pub mod mix;
 pub mod options;
 mod resolve;
 pub mod schedule;
 pub mod shard;
+pub mod stages;
 pub mod units;
 
 use std::{path::PathBuf, time::Duration};
@@ -42,7 +44,7 @@ pub enum SchemaSource {
 }
 
 /// Request data as given.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DataSource {
     /// No data: one empty message.
     Empty,
@@ -50,6 +52,8 @@ pub enum DataSource {
     Json(String),
     /// Serialized protobuf.
     Binary(Vec<u8>),
+    /// An NDJSON file, one message per line, streamed from disk.
+    Lines(PathBuf),
 }
 
 /// The checked plan of a bench run.
@@ -57,8 +61,10 @@ pub enum DataSource {
 pub struct Plan {
     /// Target, if given.
     pub host: Option<String>,
-    /// `--call`.
+    /// `--call` (under a mix: each entry with its weight, comma-separated).
     pub call: String,
+    /// A mix of calls (`--call A:80 --call B:20`, a scenario's `mix:`); empty for one method.
+    pub mix: Vec<mix::MixSpec>,
     /// Schema source.
     pub schema: SchemaSource,
     /// Plaintext.

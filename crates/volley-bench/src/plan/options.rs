@@ -82,6 +82,8 @@ pub struct RunOptions {
     pub concurrency: Ramp,
     /// Total request rate over time (`--rps`, `--load-*`); `None` = as fast as possible.
     pub rate: Option<Ramp>,
+    /// Arrival-rate stages (`--stage`, a scenario's `stages:`), instead of `rate`.
+    pub stages: Option<super::stages::Stages>,
     /// Fire calls without waiting for the previous one (`--async`).
     pub async_mode: bool,
     /// Connections (`--connections`): HTTP/2 pool size, or HTTP/1.1 connections (one per worker).
@@ -119,6 +121,11 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// Whether sends are paced (a rate or stages): latency is then from intended send times.
+    pub fn paced(&self) -> bool {
+        self.rate.is_some() || self.stages.is_some()
+    }
+
     /// This process's number for the plan's `k`-th call it makes (`k`, unless sharded), or
     /// `None` past the plan's end.
     pub fn call_number(&self, k: u64) -> Option<u64> {

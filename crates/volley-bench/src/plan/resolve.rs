@@ -12,8 +12,10 @@ use super::{
     DataSource, Plan, PlanError, Raw, SchemaSource,
     args::BenchArgs,
     flags::Flags,
+    mix::{self, MixSpec},
     options::{DurationStop, Format, MAX_DETAILS, RunOptions, StreamOptions},
     schedule::{Ramp, Shape},
+    stages::Stages,
 };
 
 macro_rules! bail {
@@ -88,6 +90,48 @@ fn clean(p: &str) -> String {
     }
 }
 
+/// The run's `call` and, for a mix, its entries: `--call` flags win over a scenario's `mix:`,
+/// which may not sit beside a `call` key.
+fn calls_and_mix(
+    a: &BenchArgs,
+    cfg: &Map<String, Value>,
+    calls: Option<Vec<String>>,
+    http_mode: bool,
+) -> Result<(String, Vec<MixSpec>), PlanError> {
+    let of_calls = |calls: &[String]| -> Result<(String, Vec<MixSpec>), PlanError> {
+        Ok(match mix::from_calls(calls)? {
+            None => (calls[0].clone(), Vec::new()),
+            Some(m) => (mix::describe(&m), m),
+        })
+    };
+    let (call, mix) = match (a.call.is_empty(), cfg.get("mix").filter(|v| !v.is_null())) {
+        (true, Some(v)) => {
+            if cfg.get("call").is_some_and(|c| !c.is_null()) {
+                bail!("the scenario gives both call and mix: give the mix alone");
+            }
+            let base = a
+                .scenario
+                .as_deref()
+                .or(a.config.as_deref())
+                .and_then(std::path::Path::parent)
+                .unwrap_or(std::path::Path::new("."));
+            let m = mix::from_config(v, base)?;
+            (mix::describe(&m), m)
+        }
+        _ => match calls {
+            Some(c) => of_calls(&c)?,
+            None if http_mode => (String::new(), Vec::new()),
+            None => bail!("--call is required (package.Service/Method)"),
+        },
+    };
+    if http_mode && !mix.is_empty() {
+        bail!(
+            "a mix calls gRPC methods on HOST:PORT (its http entries name their URLs): give the host without http://"
+        );
+    }
+    Ok((call, mix))
+}
+
 /// Checks and resolves the arguments: the command line over the config file over ghz's defaults.
 pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanError> {
     let f = Flags::from_args(a)?.or(Flags::from_config(cfg)?);
@@ -95,10 +139,14 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
     let http_mode = host
         .as_deref()
         .is_some_and(|h| h.starts_with("http://") || h.starts_with("https://"));
-    let call = match f.call {
-        Some(c) => c,
-        None if http_mode => String::new(),
-        None => bail!("--call is required (package.Service/Method)"),
+    let (call, mix) = calls_and_mix(a, cfg, f.call, http_mode)?;
+    let stages = if !a.stages.is_empty() {
+        Some(Stages::from_flags(&a.stages)?)
+    } else {
+        match cfg.get("stages") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Stages::from_config(v)?),
+        }
     };
 
     let (proto, protoset) = (f.proto, f.protoset);
@@ -142,7 +190,11 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
     if c == 0 {
         bail!("-c must be at least 1");
     }
-    let duration = f.duration.filter(|d| !d.is_zero());
+    // Stages last their sum, unless -z cuts them short.
+    let duration = f
+        .duration
+        .filter(|d| !d.is_zero())
+        .or(stages.as_ref().map(Stages::length));
     let max_duration = f.max_duration.filter(|d| !d.is_zero());
     let n = f.total.unwrap_or(200);
     if n == 0 && duration.is_none() {
@@ -218,6 +270,9 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         0,
     )?;
     let rate = (load.shape != Shape::Const || rps > 0).then_some(load);
+    if stages.is_some() && rate.is_some() {
+        bail!("--stage sets the rate over time: give it without -r and --load-*");
+    }
 
     let timeout = match f.timeout {
         None => Some(Duration::from_secs(20)),
@@ -250,9 +305,13 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             DataSource::Json(d)
         }
     } else if let Some(p) = f.data_file {
-        DataSource::Json(utf8(read_file(&p, "-D")?, || {
-            format!("-D {}: not UTF-8 text", p.display())
-        })?)
+        if mix::is_lines(&p) {
+            mix::data_file(&p, "-D")?
+        } else {
+            DataSource::Json(utf8(read_file(&p, "-D")?, || {
+                format!("-D {}: not UTF-8 text", p.display())
+            })?)
+        }
     } else if binary {
         DataSource::Binary(read_stdin()?)
     } else if let Some(p) = f.binary_file {
@@ -326,6 +385,9 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         Some(text) => {
             let t =
                 crate::gate::parse(text).map_err(|e| PlanError::new(format!("--abort-on: {e}")))?;
+            if t.call.is_some() {
+                bail!("--abort-on {text:?}: judges all calls; give it without {{call=...}}");
+            }
             if !t.share
                 || !matches!(
                     t.metric,
@@ -339,6 +401,25 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             Some(t)
         }
     };
+    let thresholds = crate::gate::parse_all(&f.thresholds.unwrap_or_default())
+        .map_err(|e| PlanError::new(e.to_string()))?;
+    for t in &thresholds {
+        let Some(c) = &t.call else { continue };
+        if !mix.iter().any(|m| crate::gate::same_method(&m.name, c)) {
+            let names: Vec<&str> = mix.iter().map(|m| m.name.as_str()).collect();
+            if names.is_empty() {
+                bail!(
+                    "threshold {:?}: {{call=...}} selects a method of a mix, and this run calls one method",
+                    t.text
+                );
+            }
+            bail!(
+                "threshold {:?}: the mix has no method {c} (it has {})",
+                t.text,
+                names.join(", ")
+            );
+        }
+    }
     let start_at = match &a.start_at {
         None => None,
         Some(text) => Some(super::shard::parse_start_at(
@@ -349,6 +430,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
     Ok(Plan {
         host,
         call,
+        mix,
         schema,
         insecure,
         cacert,
@@ -367,6 +449,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             duration_stop: f.duration_stop.unwrap_or(DurationStop::Close),
             concurrency,
             rate,
+            stages,
             async_mode: f.async_mode.unwrap_or(false),
             connections: connections.min(max_c.max(1)) as usize,
             strategy,
@@ -400,8 +483,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         max_send: f.max_send_message_size.unwrap_or(i32::MAX as usize),
         debug: f.debug,
         http_mode,
-        thresholds: crate::gate::parse_all(&f.thresholds.unwrap_or_default())
-            .map_err(|e| PlanError::new(e.to_string()))?,
+        thresholds,
         junit: a.junit.clone(),
         headers: a.header.clone(),
         method: a.method.clone(),

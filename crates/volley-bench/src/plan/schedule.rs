@@ -139,22 +139,37 @@ impl Ramp {
     }
 }
 
-/// Converts a rate ramp into intended send times: `time_of(k)` is when tick `k` is due.
+/// Converts a rate ramp or stages into intended send times: `time_of(k)` is when tick `k` is due.
 #[derive(Clone, Debug)]
-pub struct Pacer {
-    ramp: Ramp,
+pub enum Pacer {
+    /// ghz's `--rps` and `--load-*`.
+    Ramp(Ramp),
+    /// k6's stages (`--stage`).
+    Stages(super::stages::Stages),
 }
 
 impl Pacer {
     /// A pacer for a rate ramp (requests per second).
     pub fn new(ramp: Ramp) -> Pacer {
-        Pacer { ramp }
+        Pacer::Ramp(ramp)
+    }
+
+    /// The pacer of a run, if it is paced.
+    pub fn of(opts: &super::RunOptions) -> Option<Pacer> {
+        match (&opts.rate, &opts.stages) {
+            (Some(r), _) => Some(Pacer::Ramp(r.clone())),
+            (None, Some(s)) => Some(Pacer::Stages(s.clone())),
+            (None, None) => None,
+        }
     }
 
     /// The intended time of tick `k` (0-based) since the start; `None` when the rate falls to zero
     /// for good before tick `k` is due.
     pub fn time_of(&self, k: u64) -> Option<Duration> {
-        let r = &self.ramp;
+        let r = match self {
+            Pacer::Ramp(r) => r,
+            Pacer::Stages(s) => return s.time_of(k),
+        };
         let k = k as f64;
         if r.shape == Shape::Const {
             return (r.start > 0.0).then(|| Duration::from_secs_f64(k / r.start));

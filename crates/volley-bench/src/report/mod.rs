@@ -182,12 +182,27 @@ pub struct Report {
     pub tags: Option<serde_json::Value>,
     /// volley's additions.
     pub volley: Extras,
+    /// A mix's entries, each as a report of its own calls (none when one method was called).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub methods: Vec<MethodReport>,
     /// Merged HDR histogram (for charts); not serialized.
     #[serde(skip)]
     pub latency_histogram: Option<Histogram<u64>>,
     /// The other merged histograms (for thresholds); not serialized.
     #[serde(skip)]
     pub histograms: Histograms,
+}
+
+/// The report of one entry of a mix: its name and weight, then ghz's figures of its calls.
+#[derive(Clone, Debug, Serialize)]
+pub struct MethodReport {
+    /// The entry's name (`api.Users.Get`).
+    pub call: String,
+    /// Its weight in the mix.
+    pub weight: u64,
+    /// Its calls' figures (its mergeable results are in the run's `volley.results.methods`).
+    #[serde(flatten)]
+    pub report: Report,
 }
 
 /// The run's merged histograms beside latency, in nanoseconds; `None` when nothing was recorded.
@@ -297,6 +312,21 @@ impl Report {
             time_to_first_message: quantiles(&r.first_message, 0, u64::MAX, &all_ps),
             message_latency: quantiles(&r.message_latency, 0, u64::MAX, &all_ps),
         });
+        let methods = out
+            .methods
+            .iter()
+            .map(|m| {
+                let mut options = options.clone();
+                options.call = m.name.clone();
+                let mut report = Report::new(out.of_method(m), options, None);
+                report.volley.results = None;
+                MethodReport {
+                    call: m.name.clone(),
+                    weight: m.weight,
+                    report,
+                }
+            })
+            .collect();
         let now = crate::target::payload::now_unix_nanos();
         let hash = crate::results::plan_hash(&serde_json::to_value(&options).unwrap_or_default());
         let results = crate::results::Results::of(&out, hash, None);
@@ -337,6 +367,7 @@ impl Report {
                 results: Some(results),
                 verdicts: None,
             },
+            methods,
             latency_histogram: has.then(|| r.latency.clone()),
             histograms: Histograms {
                 service: (!r.service.is_empty()).then(|| r.service.clone()),

@@ -18,6 +18,9 @@ pub struct ReportOptions {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[allow(missing_docs)]
     pub call: String,
+    /// Arrival-rate stages (`--stage`), as `DURATION:RATE`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     #[allow(missing_docs)]
     pub host: String,
@@ -163,6 +166,7 @@ impl ReportOptions {
         let load = r.rate.clone().unwrap_or_else(|| Ramp::constant(0.0));
         Self {
             call: plan.call.clone(),
+            stages: r.stages.as_ref().map(|s| s.describe()).unwrap_or_default(),
             host: host.to_owned(),
             proto: plan.raw.proto.clone(),
             protoset: plan.raw.protoset.clone(),

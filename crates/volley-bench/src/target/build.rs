@@ -22,9 +22,11 @@ use volley_proto::{
 
 use super::{
     CallKind, GrpcTarget, HttpTarget, Target,
+    lines::Lines,
+    mix::{MixEntry, MixTarget},
     payload::{Payload, Templated},
 };
-use crate::plan::{DataSource, Plan, SchemaSource};
+use crate::plan::{DataSource, Plan, SchemaSource, mix::MixCall};
 
 /// Why a target could not be built. Each variant's message is its source's, unchanged.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +114,63 @@ pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
         } else {
             format!("{}:", plan.run.name)
         },
+        stream_call_count: None,
     }))
+}
+
+/// The target of a plan with a mix: each entry built as a target of its own (its data and
+/// metadata over the run's), all on `host`'s connections.
+pub async fn mix(plan: &Plan, host: &str) -> Result<Target, TargetError> {
+    let mut entries = Vec::new();
+    let main = endpoint(plan, host)?;
+    for (k, spec) in plan.mix.iter().enumerate() {
+        let at = |e: TargetError| invalid!("mix entry {} ({}): {e}", k + 1, spec.name);
+        let mut p = plan.clone();
+        p.mix.clear();
+        if let Some(d) = &spec.data {
+            p.data = d.clone();
+        }
+        if let Some(m) = &spec.metadata {
+            p.metadata = Some(m.clone());
+        }
+        let target = match &spec.call {
+            MixCall::Grpc(call) => {
+                p.call = call.clone();
+                let mut t = grpc(&p, host).await.map_err(at)?;
+                if let Target::Grpc(g) = &mut t {
+                    g.stream_call_count = spec.stream_call_count;
+                }
+                t
+            }
+            MixCall::Http { method, url } => {
+                p.method = Some(method.clone());
+                p.http2 = true;
+                let t = http(&p, url).map_err(at)?;
+                let ep = t.endpoint();
+                if ep.target.to_string() != main.target.to_string()
+                    || ep.tls.is_some() != main.tls.is_some()
+                {
+                    return Err(at(invalid!(
+                        "a mix calls one server: {url} is not {}{host}",
+                        if main.tls.is_some() {
+                            "https://"
+                        } else {
+                            "http://"
+                        }
+                    )));
+                }
+                t
+            }
+        };
+        entries.push(MixEntry {
+            name: spec.name.clone(),
+            weight: spec.weight,
+            target,
+        });
+    }
+    MixTarget::new(entries)
+        .map(Target::Mix)
+        .ok_or_else(|| invalid!("the mix's weights sum to 0"))
 }
 
 /// The target of `volley bench http(s)://host:port/path`: one prepared HTTP request.
@@ -146,6 +204,10 @@ pub fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
         DataSource::Json(t) => bytes::Bytes::from(t.clone()),
         DataSource::Binary(b) => bytes::Bytes::from(b.clone()),
         DataSource::Empty => bytes::Bytes::new(),
+        DataSource::Lines(p) => fail!(
+            "{}: an NDJSON data file is for gRPC calls (give the HTTP body with -d)",
+            p.display()
+        ),
     };
     let method = match &plan.method {
         Some(m) => http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
@@ -239,6 +301,9 @@ fn payload(
             Payload::from_messages(&encode_all(&from_json(&input, "{}")?), plan.gzip)
         }
         DataSource::Binary(b) => Payload::from_messages(&from_binary(&input, b)?, plan.gzip),
+        DataSource::Lines(p) => Payload::Lines(Arc::new(
+            Lines::open(p, input, plan.gzip).map_err(|e| invalid!("{e}"))?,
+        )),
         DataSource::Json(text) if !plan.no_templates && looks_templated(text) => {
             let template = Template::parse_with(text, !plan.no_template_functions)
                 .map_err(|e| invalid!("-d: {e}"))?;

@@ -1,7 +1,10 @@
 //! What a run calls: a gRPC method (endpoint, request head, call kind, payload), a plain HTTP
-//! request, or calls written by the caller, as one enum so that no target is half of another.
+//! request, a weighted mix of those, or calls written by the caller, as one enum so that no
+//! target is half of another.
 
 pub mod build;
+pub mod lines;
+pub mod mix;
 pub mod payload;
 
 use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
@@ -12,6 +15,7 @@ use volley_client::{CallHead, Connection, Endpoint};
 use volley_wire::Status;
 
 use crate::recorder::Recorder;
+use mix::MixTarget;
 use payload::Payload;
 
 /// What to call.
@@ -22,6 +26,8 @@ pub enum Target {
     Http(HttpTarget),
     /// Calls written by the caller (a study such as `volley orders`), on HTTP/2.
     Custom(CustomTarget),
+    /// Several gRPC methods or HTTP/2 requests to one server, each call to one of them.
+    Mix(MixTarget),
 }
 
 /// Calls the engine does not know how to make: it dials, schedules, times and records them; the
@@ -61,6 +67,8 @@ pub struct GrpcTarget {
     pub payload: Payload,
     /// Prefix of `{{.WorkerID}}` (`name:` when the run has a name).
     pub worker_prefix: String,
+    /// Messages per stream call when a mix's entry sets its own (else the run's).
+    pub stream_call_count: Option<u64>,
 }
 
 /// The request of an HTTP run.
@@ -87,6 +95,7 @@ impl Target {
             Target::Grpc(g) => &g.endpoint,
             Target::Http(h) => &h.endpoint,
             Target::Custom(c) => &c.endpoint,
+            Target::Mix(m) => m.entries()[0].target.endpoint(),
         }
     }
 
@@ -96,10 +105,35 @@ impl Target {
         matches!(self, Target::Http(h) if !h.http2) || matches!(self, Target::Custom(_))
     }
 
+    /// What call number `i` calls, and which entry of a mix that is (`None` when not a mix).
+    #[inline]
+    pub fn leaf(&self, i: u64) -> (&Target, Option<usize>) {
+        match self {
+            Target::Mix(m) => {
+                let e = m.pick(i);
+                (&m.entries()[e].target, Some(e))
+            }
+            t => (t, None),
+        }
+    }
+
+    /// The names and weights of a mix's entries (empty when not a mix).
+    pub fn methods(&self) -> Vec<(String, u64)> {
+        match self {
+            Target::Mix(m) => m
+                .entries()
+                .iter()
+                .map(|e| (e.name.clone(), e.weight))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Prefix of `{{.WorkerID}}`.
     pub fn worker_prefix(&self) -> &str {
         match self {
             Target::Grpc(g) => &g.worker_prefix,
+            Target::Mix(m) => m.entries()[0].target.worker_prefix(),
             Target::Http(_) | Target::Custom(_) => "",
         }
     }

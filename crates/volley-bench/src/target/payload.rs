@@ -27,6 +27,8 @@ pub enum Payload {
     Static(Arc<[Bytes]>),
     /// A template rendered per call.
     Templated(Arc<Templated>),
+    /// An NDJSON file read per call, line `i mod n` for call `i`.
+    Lines(Arc<super::lines::Lines>),
 }
 
 /// A templated payload.
@@ -51,7 +53,7 @@ impl Payload {
     pub fn static_len(&self) -> Option<usize> {
         match self {
             Payload::Static(f) => Some(f.len()),
-            Payload::Templated(_) => None,
+            Payload::Templated(_) | Payload::Lines(_) => None,
         }
     }
 
@@ -60,6 +62,7 @@ impl Payload {
         match self {
             Payload::Static(f) => Ok(f.to_vec()),
             Payload::Templated(t) => t.render_all(i, worker_id),
+            Payload::Lines(l) => l.messages(i),
         }
     }
 
@@ -67,8 +70,8 @@ impl Payload {
     pub fn message(&self, i: u64, worker_id: &str) -> Result<Bytes, String> {
         match self {
             Payload::Static(f) => Ok(f[(i % f.len() as u64) as usize].clone()),
-            Payload::Templated(t) => {
-                let all = t.render_all(i, worker_id)?;
+            Payload::Templated(_) | Payload::Lines(_) => {
+                let all = self.messages(i, worker_id)?;
                 let n = all.len() as u64;
                 if n == 0 {
                     return Err("templated data rendered to an empty array".into());

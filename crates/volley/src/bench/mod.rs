@@ -20,10 +20,14 @@ use volley_bench::{
 
 /// Runs `volley bench`; the exit code is its thresholds' verdict (0 without thresholds).
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
-    let cfg = match &args.config {
+    let mut cfg = match &args.config {
         Some(p) => config::load(p)?,
         None => Map::new(),
     };
+    // A scenario is a config file with a mix and stages; its keys win over --config's.
+    if let Some(p) = &args.scenario {
+        cfg.extend(config::load_scenario(p)?);
+    }
     let mut plan = resolve(&args, &cfg)?;
     if let Some(kind) = &args.emit {
         emit(kind, &args, &plan)?;
@@ -76,6 +80,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let host = plan.host.clone().unwrap_or_default();
     let target = if plan.http_mode {
         build::http(&plan, &host)?
+    } else if !plan.mix.is_empty() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(build::mix(&plan, &host))?
     } else {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -83,6 +92,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             .block_on(build::grpc(&plan, &host))?
     };
     let server = match &args.server_metrics {
+        Some(_) if !plan.mix.is_empty() => {
+            anyhow::bail!("--server-metrics reads one method's figures: give it without a mix")
+        }
         Some(url) => Some(ServerScrape::before(url, &plan.call)?),
         None => None,
     };

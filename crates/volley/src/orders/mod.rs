@@ -184,6 +184,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         duration_stop: DurationStop::Wait,
         concurrency: Ramp::constant(clients as f64),
         rate: None,
+        stages: None,
         async_mode: false,
         // One connection per client: the engine dials each worker its own for a custom target,
         // so no channel (and no strategy) is involved.

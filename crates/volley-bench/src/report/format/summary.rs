@@ -9,9 +9,38 @@ use crate::{
     report::{Report, server::ServerFigures},
 };
 
-/// Writes the summary.
+/// Writes the summary: ghz's block for the run; under a mix, one block per method first, then
+/// the whole run's.
 pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
-    let mut s = String::from("\nSummary:\n");
+    let mut s = String::new();
+    let weights: u64 = r.methods.iter().map(|m| m.weight).sum();
+    for m in &r.methods {
+        s += &block(
+            &m.report,
+            &format!(
+                "Summary of {} (weight {} of {weights}, {} of {} calls):",
+                m.call, m.weight, m.report.count, r.count
+            ),
+        );
+    }
+    let title = if r.methods.is_empty() {
+        "Summary:"
+    } else {
+        "Summary of all calls:"
+    };
+    s += &block(r, title);
+    if let Some(server) = &r.volley.server_metrics {
+        s += &server_section(server, r.average);
+    }
+    if let Some(v) = &r.volley.verdicts {
+        s += &thresholds_section(v);
+    }
+    w.write_all(s.as_bytes())
+}
+
+/// ghz's block of figures, under `title`.
+fn block(r: &Report, title: &str) -> String {
+    let mut s = format!("\n{title}\n");
     if !r.name.is_empty() {
         s += &format!("  Name:\t\t{}\n", r.name);
     }
@@ -63,13 +92,7 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
         s += &tabwrite(&rows);
     }
     s += "\n";
-    if let Some(server) = &r.volley.server_metrics {
-        s += &server_section(server, r.average);
-    }
-    if let Some(v) = &r.volley.verdicts {
-        s += &thresholds_section(v);
-    }
-    w.write_all(s.as_bytes())
+    s
 }
 
 /// `--threshold`: each threshold, whether it held, and what was measured; only when thresholds
