@@ -22,6 +22,7 @@ use volley_wire::Status;
 
 use crate::{
     call::{self, Conn},
+    live::{Interval, State, Tick},
     plan::{
         options::{DurationStop, EndReason, RunOptions},
         schedule::{Pacer, Ramp, Shape},
@@ -129,6 +130,11 @@ struct Shared {
     /// Calls finished, and those `--abort-on` counts, while the run goes (only with `--abort-on`).
     live_calls: AtomicU64,
     live_matching: AtomicU64,
+    /// `live`: each thread's calls of the current interval (empty when no one watches).
+    intervals: Vec<Mutex<Interval>>,
+    /// `live`: calls started, and the latest lateness of a send in the current interval.
+    started: AtomicU64,
+    interval_lag_ns: AtomicU64,
 }
 
 impl Shared {
@@ -174,6 +180,14 @@ pub fn run(
         final_lag_ns: AtomicU64::new(0),
         live_calls: AtomicU64::new(0),
         live_matching: AtomicU64::new(0),
+        intervals: match &opts.live {
+            Some(_) => (0..threads)
+                .map(|_| Mutex::new(Interval::new(target.methods().len())))
+                .collect(),
+            None => Vec::new(),
+        },
+        started: AtomicU64::new(0),
+        interval_lag_ns: AtomicU64::new(0),
     });
     let dialling = Instant::now();
     let connected = Arc::new(Barrier::new(threads + 1));
@@ -230,6 +244,10 @@ pub fn run(
 
     // Watch the clock and the cancel flag until the threads are done.
     let deadline = opts.duration.or(opts.max_duration).map(|d| start + d);
+    let mut watch = opts
+        .live
+        .as_ref()
+        .map(|live| Watch::new(live, &target, start));
     let mut end_reason = EndReason::Normal;
     let mut aborted = None;
     while !handles.iter().all(|h| h.is_finished()) {
@@ -252,6 +270,9 @@ pub fn run(
                 end_reason = EndReason::Timeout;
                 shared.stop();
             }
+        }
+        if let Some(w) = &mut watch {
+            w.maybe_tick(&shared, opts, false);
         }
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -276,6 +297,9 @@ pub fn run(
                 m.recorder.merge(r);
             }
         }
+    }
+    if let Some(w) = &mut watch {
+        w.maybe_tick(&shared, opts, true);
     }
     if let Some(e) = shared.failure.lock().unwrap().take() {
         return Err(e);
@@ -304,7 +328,73 @@ fn method_recorder(opts: &RunOptions) -> Recorder {
     Recorder::new(opts.count_errors, opts.skip_first, 0)
 }
 
+/// The watch loop's side of `live`: when the last tick was, and the CPU time then.
+struct Watch {
+    live: crate::live::Live,
+    names: Vec<String>,
+    pacer: Option<Pacer>,
+    start: Instant,
+    last: Instant,
+    cpu: Duration,
+    /// Calls finished by the last tick.
+    done: u64,
+    merged: Interval,
+}
+
+impl Watch {
+    fn new(live: &crate::live::Live, target: &Target, start: Instant) -> Watch {
+        let names: Vec<String> = target.methods().into_iter().map(|(n, _)| n).collect();
+        Watch {
+            live: live.clone(),
+            merged: Interval::new(names.len()),
+            names,
+            pacer: None,
+            start,
+            last: start,
+            cpu: cpu_time("/proc/self/stat"),
+            done: 0,
+        }
+    }
+
+    /// Sends a tick when an interval has passed, or (`last`) one with whatever is left.
+    fn maybe_tick(&mut self, shared: &Shared, opts: &RunOptions, last: bool) {
+        let now = Instant::now();
+        if !last && now - self.last < self.live.every {
+            return;
+        }
+        if self.pacer.is_none() {
+            self.pacer = Pacer::of(opts);
+        }
+        for slot in &shared.intervals {
+            self.merged.take_from(&mut slot.lock().unwrap());
+        }
+        let cpu = cpu_time("/proc/self/stat");
+        let elapsed = now - self.start;
+        let started = shared.started.load(Ordering::Relaxed);
+        self.done += self.merged.all.calls;
+        let tick = Tick::new(
+            &self.merged,
+            &State {
+                elapsed: elapsed.as_secs_f64(),
+                interval: (now - self.last).as_secs_f64(),
+                last,
+                intended_rate: self.pacer.as_ref().map(|p| p.rate_at(elapsed)),
+                in_flight: started.saturating_sub(self.done),
+                lag: Duration::from_nanos(shared.interval_lag_ns.swap(0, Ordering::Relaxed)),
+                cpu: cpu.saturating_sub(self.cpu),
+                names: &self.names,
+                histograms: self.live.histograms,
+            },
+        );
+        self.merged.clear();
+        let _ = self.live.tx.send(tick);
+        self.last = now;
+        self.cpu = cpu;
+    }
+}
+
 struct ThreadCtx {
+    t: usize,
     opts: RunOptions,
     target: Arc<Target>,
     shared: Arc<Shared>,
@@ -385,6 +475,7 @@ fn thread_main(
     let cpu_start = thread_cpu_time();
     let (start, start_unix_nano) = *shared.start.get().expect("start set before go");
     let ctx = Rc::new(ThreadCtx {
+        t: place.t,
         opts: opts.clone(),
         target: target.clone(),
         shared: shared.clone(),
@@ -518,6 +609,11 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
                     let at = ctx.start + t;
                     let now = Instant::now();
                     last_lag = now.saturating_duration_since(at);
+                    if !shared.intervals.is_empty() {
+                        shared
+                            .interval_lag_ns
+                            .fetch_max(last_lag.as_nanos() as u64, Ordering::Relaxed);
+                    }
                     if at > now {
                         tokio::select! {
                             () = sleep_until(at.into()) => {}
@@ -576,6 +672,10 @@ async fn one_call(
     let opts = &ctx.opts;
     let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
     let sent = Instant::now();
+    let live = ctx.shared.intervals.get(ctx.t);
+    if live.is_some() {
+        ctx.shared.started.fetch_add(1, Ordering::Relaxed);
+    }
     let (leaf, method) = ctx.target.leaf(i);
     let call = call::call(leaf, opts, conn, i, worker_id, &ctx.recorder);
     let result = match (interruptible, opts.timeout) {
@@ -627,6 +727,18 @@ async fn one_call(
             latency.as_nanos() as u64,
             service.as_nanos() as u64,
             result.as_ref().map(|_| ()),
+        );
+    }
+    if let Some(slot) = live {
+        let code = match &result {
+            Ok(_) => volley_wire::Code::Ok,
+            Err(s) => s.code(),
+        };
+        slot.lock().unwrap().record(
+            method,
+            code,
+            latency.as_nanos() as u64,
+            service.as_nanos() as u64,
         );
     }
     if let Some(t) = &opts.abort_on {

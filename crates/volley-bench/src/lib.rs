@@ -12,6 +12,7 @@
 //! - `report`: the merged recorder as ghz's figures and volley's additions ([`Report`]), with the
 //!   `options` block rebuilt from the plan; `report::format` prints it in ghz's layouts.
 //! - `gate`: thresholds judged against the report, for CI (exit codes, verdicts, JUnit).
+//! - `live`: the run as it goes, one merged tick per interval for live views and exports.
 //! - `results`, `merge`, `compare`: a run as data (HDR histograms and exact figures in `-O
 //!   json`), shards merged exactly, two runs compared beyond their noise; `k8s` prints a plan as
 //!   a Kubernetes Indexed Job.
@@ -21,6 +22,7 @@ pub mod compare;
 pub mod engine;
 pub mod gate;
 pub mod k8s;
+pub mod live;
 pub mod merge;
 pub mod plan;
 pub mod recorder;

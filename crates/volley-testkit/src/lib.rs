@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod otlp;
 pub mod pages;
 mod process;
+mod prometheus;
 mod raw;
 pub mod report_shape;
 mod tools;
@@ -18,5 +19,6 @@ pub use process::{
     VolleyProcess, fails_in_one_line, json_report, latency_ms, ok_stdout, output_with_stdin,
     rss_kib,
 };
+pub use prometheus::{Exposition, prometheus_samples, sample};
 pub use raw::{RawClient, RawReply, frame, read_reply};
 pub use tools::tool;

@@ -6,44 +6,18 @@
 use std::process::Command;
 
 use serde_json::Value;
-use volley_testkit::{Volley, ok_stdout, output_with_stdin, tool, volley, workspace};
+use volley_testkit::{
+    Exposition, Volley, ok_stdout, prometheus_samples, sample, tool, volley, workspace,
+};
 
 const VOLLEY: Volley = volley!();
 
-/// The samples of an exposition as the Prometheus project's parser reads them (it fails the
-/// test if the text does not parse).
 fn parse_metrics(text: &str) -> Vec<Value> {
-    let script = workspace().join("scripts/peers/prometheus/parse.py");
-    let out = output_with_stdin(
-        Command::new(tool("peer-python")).arg(script),
-        text.as_bytes(),
-    );
-    assert!(
-        out.status.success(),
-        "prometheus_client rejects the exposition: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    prometheus_samples(text, Exposition::OpenMetrics)
 }
 
 fn scrape(addr: &str) -> String {
     ok_stdout(Command::new(tool("curl")).args(["-sf", &format!("http://{addr}/metrics")]))
-}
-
-/// The value of the sample `name` with exactly these labels.
-fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    samples
-        .iter()
-        .find(|s| {
-            s["name"] == name
-                && s["labels"].as_object().unwrap().len() == labels.len()
-                && labels.iter().all(|(k, v)| s["labels"][*k] == *v)
-        })
-        .map(|s| s["value"].as_f64().unwrap())
 }
 
 #[test]

@@ -267,6 +267,30 @@ pub struct BenchArgs {
     /// `status.Unavailable>10%`. The exit code is then 99.
     #[arg(long = "abort-on", value_name = "EXPR")]
     pub abort_on: Option<String>,
+    /// Watch the run: a full-screen view, per second, of the rate achieved and asked, p50/p99/p99.9
+    /// (from the intended send and from the actual send), errors by code, calls in flight, pacer
+    /// lag and generator CPU, per method under a mix; q stops the run early (the report is still
+    /// written). The progress bar stays the default.
+    #[arg(long, action = ArgAction::SetTrue)]
+    pub tui: bool,
+    /// Write one JSON line per interval to FILE (`-` for stdout): calls, rate, percentiles,
+    /// statuses, in flight, lag, CPU, per method under a mix.
+    #[arg(long, value_name = "FILE|-")]
+    pub live: Option<PathBuf>,
+    /// With --live: each line also carries the interval's latency histogram (HdrHistogram V2
+    /// deflate, base64), so that intervals can be merged exactly.
+    #[arg(long = "live-histograms", action = ArgAction::SetTrue)]
+    pub live_histograms: bool,
+    /// How often --live, --prometheus-listen and --tui are updated [default: 1s].
+    #[arg(long = "live-interval", value_name = "DURATION")]
+    pub live_interval: Option<String>,
+    /// Serve the run's figures for Prometheus on ADDR (`/metrics`): calls by method and code, a
+    /// latency histogram, in-flight, lag and CPU gauges (port 0 picks one; stderr says which).
+    #[arg(long = "prometheus-listen", value_name = "ADDR")]
+    pub prometheus_listen: Option<String>,
+    /// Keep serving --prometheus-listen this long after the run, for a last scrape [default: 0s].
+    #[arg(long, value_name = "DURATION")]
+    pub linger: Option<String>,
     /// Write the thresholds' verdicts to FILE as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

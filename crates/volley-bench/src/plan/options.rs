@@ -118,6 +118,8 @@ pub struct RunOptions {
     pub start_at: Option<std::time::SystemTime>,
     /// `--abort-on`: the run stops as soon as this holds (errors or a status's share).
     pub abort_on: Option<crate::gate::Threshold>,
+    /// Ticks of the run as it goes (`--live`, `--prometheus-listen`, `--tui`), when asked for.
+    pub live: Option<crate::live::Live>,
 }
 
 impl RunOptions {

@@ -470,6 +470,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
             shard,
             start_at,
             abort_on,
+            live: None,
         },
         gzip: f.enable_compression.unwrap_or(false),
         connect_timeout: f.connect_timeout.unwrap_or(Duration::from_secs(10)),

@@ -163,6 +163,14 @@ impl Pacer {
         }
     }
 
+    /// The rate asked for at `t` since the start, calls per second.
+    pub fn rate_at(&self, t: Duration) -> f64 {
+        match self {
+            Pacer::Ramp(r) => r.value_at(t),
+            Pacer::Stages(s) => s.rate_at(t),
+        }
+    }
+
     /// The intended time of tick `k` (0-based) since the start; `None` when the rate falls to zero
     /// for good before tick `k` is due.
     pub fn time_of(&self, k: u64) -> Option<Duration> {

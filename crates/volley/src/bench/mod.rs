@@ -1,6 +1,10 @@
 //! `volley bench`: the command line resolved into a plan (`volley_bench::plan`), the server
 //! reached (or the built-in one started), the target built, the engine run with a progress bar
-//! and Ctrl-C, and the report written.
+//! (or the live sinks of `live`: `--tui`, `--live`, `--prometheus-listen`) and Ctrl-C, and the
+//! report written.
+
+mod live;
+mod tui;
 
 use std::{
     io::{IsTerminal, Write},
@@ -91,6 +95,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             .build()?
             .block_on(build::grpc(&plan, &host))?
     };
+    let watch = Watching::of(&args)?;
     let server = match &args.server_metrics {
         Some(_) if !plan.mix.is_empty() => {
             anyhow::bail!("--server-metrics reads one method's figures: give it without a mix")
@@ -98,7 +103,110 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         Some(url) => Some(ServerScrape::before(url, &plan.call)?),
         None => None,
     };
-    execute(plan, Arc::new(target), &host, server)
+    execute(plan, Arc::new(target), &host, server, watch)
+}
+
+/// What the run is watched with: `--tui`, `--live`, `--prometheus-listen` (and `--linger`).
+struct Watching {
+    tui: bool,
+    live: Option<std::path::PathBuf>,
+    histograms: bool,
+    every: std::time::Duration,
+    prometheus: Option<String>,
+    linger: std::time::Duration,
+}
+
+impl Watching {
+    fn of(args: &BenchArgs) -> Result<Watching> {
+        let duration = |flag: &str, v: &Option<String>, default: u64| -> Result<_> {
+            match v {
+                None => Ok(std::time::Duration::from_millis(default)),
+                Some(s) => volley_bench::plan::units::parse_duration(s)
+                    .map_err(|e| anyhow::anyhow!("{flag}: {e}")),
+            }
+        };
+        let every = duration("--live-interval", &args.live_interval, 1000)?;
+        if every < std::time::Duration::from_millis(100) {
+            anyhow::bail!("--live-interval: give 100ms or more");
+        }
+        if args.tui && args.live.as_deref() == Some(std::path::Path::new("-")) {
+            anyhow::bail!("--tui draws on the terminal: give --live a file, not -");
+        }
+        if args.tui && !std::io::stdout().is_terminal() {
+            anyhow::bail!(
+                "--tui needs a terminal (stdout is not one): use --live FILE to watch a run from a script"
+            );
+        }
+        if args.linger.is_some() && args.prometheus_listen.is_none() {
+            anyhow::bail!("--linger keeps --prometheus-listen up after the run: give both");
+        }
+        Ok(Watching {
+            tui: args.tui,
+            live: args.live.clone(),
+            histograms: args.live_histograms,
+            every,
+            prometheus: args.prometheus_listen.clone(),
+            linger: duration("--linger", &args.linger, 0)?,
+        })
+    }
+
+    /// `--linger`: the run is over and reported; /metrics stays up this long for a last scrape.
+    fn linger(&self) {
+        if self.prometheus.is_some() && !self.linger.is_zero() {
+            eprintln!(
+                "volley: serving the final metrics for {:?} (--linger)",
+                self.linger
+            );
+            std::thread::sleep(self.linger);
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.tui || self.live.is_some() || self.prometheus.is_some()
+    }
+
+    /// Starts the sinks asked for; the engine's ticks go to them through `plan.run.live`.
+    fn start(
+        &self,
+        plan: &mut Plan,
+        host: &str,
+        control: &Arc<Control>,
+    ) -> Result<Option<std::thread::JoinHandle<Result<()>>>> {
+        if !self.any() {
+            return Ok(None);
+        }
+        let exposition = match &self.prometheus {
+            None => None,
+            Some(addr) => {
+                let e = Arc::new(std::sync::Mutex::new(live::Exposition::new(&plan.call)));
+                let bound = live::serve(addr, e.clone())?;
+                eprintln!("volley: metrics on http://{bound}/metrics");
+                Some(e)
+            }
+        };
+        let sinks = live::Sinks {
+            ndjson: self
+                .live
+                .as_deref()
+                .map(live::Sinks::ndjson_to)
+                .transpose()?,
+            exposition,
+            tui: match self.tui {
+                true => Some(tui::Tui::open(format!(
+                    " volley bench {} on {host} ",
+                    plan.call
+                ))?),
+                false => None,
+            },
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        plan.run.live = Some(volley_bench::live::Live {
+            every: self.every,
+            histograms: self.histograms,
+            tx,
+        });
+        Ok(Some(sinks.spawn(rx, control.clone())))
+    }
 }
 
 /// `--emit k8s-job`: prints the plan as an Indexed Job, one pod per shard.
@@ -195,15 +303,23 @@ fn execute(
     target: Arc<Target>,
     host: &str,
     server: Option<ServerScrape>,
+    watch: Watching,
 ) -> Result<ExitCode> {
     let control = Arc::new(Control::default());
-    let progress = std::io::stderr()
-        .is_terminal()
-        .then(|| Arc::new(AtomicU64::new(0)));
+    let progress =
+        (std::io::stderr().is_terminal() && !watch.tui).then(|| Arc::new(AtomicU64::new(0)));
     plan.run.progress = progress.clone();
     spawn_ctrl_c(control.clone());
+    let sinks = watch.start(&mut plan, host, &control)?;
     let bar = progress.map(|p| crate::progress::Bar::start(p, &plan.run));
-    let outcome = match volley_bench::run(&plan.run, target, control) {
+    let outcome = volley_bench::run(&plan.run, target, control);
+    // The engine's senders are gone; this one too, so that the sinks end even without a last tick.
+    plan.run.live = None;
+    if let Some(s) = sinks {
+        s.join()
+            .map_err(|_| anyhow::anyhow!("the live view's thread panicked"))??;
+    }
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e @ volley_bench::BenchError::MissedStart(_)) => {
             // A shard that cannot start with the others invalidates the whole run.
@@ -255,6 +371,7 @@ fn execute(
     }
     let aborted = report.volley.aborted.is_some();
     let Some(verdicts) = &report.volley.verdicts else {
+        watch.linger();
         return Ok(ExitCode::from(if aborted {
             volley_bench::gate::EXIT_FAILED
         } else {
@@ -278,6 +395,7 @@ fn execute(
         0 if aborted => volley_bench::gate::EXIT_FAILED,
         c => c,
     };
+    watch.linger();
     Ok(ExitCode::from(code))
 }
 

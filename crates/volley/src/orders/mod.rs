@@ -206,6 +206,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         shard: None,
         start_at: None,
         abort_on: None,
+        live: None,
     };
     let target = Arc::new(Target::Custom(CustomTarget { endpoint: ep, call }));
     let out = volley_bench::run(&opts, target, Arc::new(Control::default()))?;
