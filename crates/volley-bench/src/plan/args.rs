@@ -139,9 +139,14 @@ pub struct BenchArgs {
     /// for client streams); `@` reads stdin.
     #[arg(short = 'd', long)]
     pub data: Option<String>,
-    /// Request data from a JSON file.
+    /// Request data from a JSON file; an NDJSON file (.ndjson, .jsonl) is streamed from disk,
+    /// one message per line.
     #[arg(short = 'D', long = "data-file")]
     pub data_file: Option<PathBuf>,
+    /// Which line of an NDJSON data file each call takes: round-robin (call k, line k mod n) or
+    /// random (a line picked by a hash of k) [default: round-robin].
+    #[arg(long = "data-order", value_name = "ORDER")]
+    pub data_order: Option<String>,
     /// Request data as serialized protobuf from stdin (several: varint-length-delimited).
     #[arg(short = 'b', long, action = ArgAction::SetTrue)]
     pub binary: bool,

@@ -238,6 +238,11 @@ impl Named for Shape {
         Shape::parse(s)
     }
 }
+impl Named for crate::plan::LineOrder {
+    fn parse_name(s: &str) -> Result<Self, String> {
+        crate::plan::LineOrder::parse(s)
+    }
+}
 impl Named for DurationStop {
     fn parse_name(s: &str) -> Result<Self, String> {
         DurationStop::parse(s)
@@ -337,6 +342,8 @@ flags! {
     duration_stop: Name<DurationStop> = "duration-stop", "--duration-stop";
     data: Json = "data", "-d";
     data_file: Path = "data-file", "-D";
+    /// `--data-order` (an NDJSON data file's lines: round-robin or random).
+    data_order: Name<crate::plan::LineOrder> = "data-order", "--data-order";
     binary: Switch = "binary", "-b";
     binary_file: Path = "binary-file", "-B";
     metadata: Json = "metadata", "-m";

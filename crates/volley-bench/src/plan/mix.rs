@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{DataSource, PlanError};
+use super::{DataSource, LineOrder, PlanError};
 
 /// One entry of a mix, as given.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,12 +82,13 @@ fn weight(text: &str, what: &str) -> Result<u64, PlanError> {
 }
 
 /// The keys a `mix:` entry may have.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "call",
     "http",
     "weight",
     "data",
     "data-file",
+    "data-order",
     "metadata",
     "stream-call-count",
     "name",
@@ -154,13 +155,25 @@ pub fn from_config(v: &Value, base: &Path) -> Result<Vec<MixSpec>, PlanError> {
                 ));
             }
         };
+        let order = match text("data-order")? {
+            None => None,
+            Some(o) => Some(
+                LineOrder::parse(&o)
+                    .map_err(|e| PlanError::new(format!("{at}: data-order {e}")))?,
+            ),
+        };
         let data = match (m.get("data"), text("data-file")?) {
             (Some(_), Some(_)) => return fail(format!("{at}: give data or data-file, not both")),
             (Some(Value::String(s)), None) => Some(DataSource::Json(s.clone())),
             (Some(v), None) => Some(DataSource::Json(v.to_string())),
-            (None, Some(f)) => Some(data_file(&base.join(f), &at)?),
+            (None, Some(f)) => Some(data_file(&base.join(f), &at, order.unwrap_or_default())?),
             (None, None) => None,
         };
+        if order.is_some() && !matches!(data, Some(DataSource::Lines(..))) {
+            return fail(format!(
+                "{at}: data-order applies to an NDJSON data-file (.ndjson, .jsonl)"
+            ));
+        }
         let metadata = match m.get("metadata") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
@@ -191,11 +204,11 @@ pub fn is_lines(path: &Path) -> bool {
 
 /// A data file: NDJSON (`.ndjson`, `.jsonl`) is streamed from disk one line per message; any
 /// other file is read whole as JSON, as `-D` reads it.
-pub fn data_file(path: &Path, what: &str) -> Result<DataSource, PlanError> {
+pub fn data_file(path: &Path, what: &str, order: LineOrder) -> Result<DataSource, PlanError> {
     if is_lines(path) {
         std::fs::metadata(path)
             .map_err(|e| PlanError::new(format!("{what}: cannot read {}: {e}", path.display())))?;
-        return Ok(DataSource::Lines(PathBuf::from(path)));
+        return Ok(DataSource::Lines(PathBuf::from(path), order));
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| PlanError::new(format!("{what}: cannot read {}: {e}", path.display())))?;

@@ -306,7 +306,7 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
         }
     } else if let Some(p) = f.data_file {
         if mix::is_lines(&p) {
-            mix::data_file(&p, "-D")?
+            mix::data_file(&p, "-D", f.data_order.unwrap_or_default())?
         } else {
             DataSource::Json(utf8(read_file(&p, "-D")?, || {
                 format!("-D {}: not UTF-8 text", p.display())
@@ -319,6 +319,9 @@ pub fn resolve(a: &BenchArgs, cfg: &Map<String, Value>) -> Result<Plan, PlanErro
     } else {
         DataSource::Empty
     };
+    if f.data_order.is_some() && !matches!(data, DataSource::Lines(..)) {
+        bail!("--data-order applies to an NDJSON data file (-D file.ndjson)");
+    }
     let is_binary = matches!(data, DataSource::Binary(_));
     if is_binary && dynamic {
         bail!("--stream-dynamic-messages cannot be used with binary data (-b/-B)");

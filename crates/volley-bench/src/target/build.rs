@@ -204,7 +204,7 @@ pub fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
         DataSource::Json(t) => bytes::Bytes::from(t.clone()),
         DataSource::Binary(b) => bytes::Bytes::from(b.clone()),
         DataSource::Empty => bytes::Bytes::new(),
-        DataSource::Lines(p) => fail!(
+        DataSource::Lines(p, _) => fail!(
             "{}: an NDJSON data file is for gRPC calls (give the HTTP body with -d)",
             p.display()
         ),
@@ -301,8 +301,8 @@ fn payload(
             Payload::from_messages(&encode_all(&from_json(&input, "{}")?), plan.gzip)
         }
         DataSource::Binary(b) => Payload::from_messages(&from_binary(&input, b)?, plan.gzip),
-        DataSource::Lines(p) => Payload::Lines(Arc::new(
-            Lines::open(p, input, plan.gzip).map_err(|e| invalid!("{e}"))?,
+        DataSource::Lines(p, order) => Payload::Lines(Arc::new(
+            Lines::open(p, input, plan.gzip, *order).map_err(|e| invalid!("{e}"))?,
         )),
         DataSource::Json(text) if !plan.no_templates && looks_templated(text) => {
             let template = Template::parse_with(text, !plan.no_template_functions)

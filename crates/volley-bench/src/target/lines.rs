@@ -1,6 +1,6 @@
 //! NDJSON request data streamed from disk: one message (or a JSON array of messages) per line,
-//! call `i` taking line `i mod n` (as a JSON array's messages go round robin), so shards and
-//! reruns send the same data. Memory stays flat whatever the file's size: every line is checked
+//! call `i` taking line `i mod n` (as a JSON array's messages go round robin), or with
+//! `--data-order random` the line a hash of `i` picks, so shards and reruns send the same data. Memory stays flat whatever the file's size: every line is checked
 //! once before the run (a line that does not fit the message fails with its number), and what
 //! stays is a checkpoint every 4 KiB (its first line's number and offset); a call reads the
 //! block holding its line, and each thread keeps its last block, so calls that follow one
@@ -19,7 +19,8 @@ use bytes::Bytes;
 use prost_reflect::MessageDescriptor;
 use volley_proto::message::{encode_all, from_json};
 
-use super::payload::frame;
+use super::{mix::splitmix64, payload::frame};
+use crate::plan::LineOrder;
 
 /// Bytes between checkpoints.
 const BLOCK: u64 = 4096;
@@ -34,6 +35,7 @@ pub struct Lines {
     count: u64,
     input: MessageDescriptor,
     gzip: bool,
+    order: LineOrder,
     /// Tells one `Lines` from another in the threads' block caches.
     id: u64,
 }
@@ -64,7 +66,12 @@ fn trim(line: &[u8]) -> &[u8] {
 
 impl Lines {
     /// Opens and checks `path`: every non-blank line must be JSON that fits `input`.
-    pub fn open(path: &Path, input: MessageDescriptor, gzip: bool) -> Result<Lines, LinesError> {
+    pub fn open(
+        path: &Path,
+        input: MessageDescriptor,
+        gzip: bool,
+        order: LineOrder,
+    ) -> Result<Lines, LinesError> {
         let shown = path.display();
         let open = || File::open(path).map_err(|e| LinesError(format!("cannot read {shown}: {e}")));
         let mut reader = BufReader::with_capacity(64 * 1024, open()?);
@@ -111,6 +118,7 @@ impl Lines {
             count,
             input,
             gzip,
+            order,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
@@ -156,7 +164,13 @@ impl Lines {
 
     /// Every message of call `i`'s line.
     pub fn messages(&self, i: u64) -> Result<Vec<Bytes>, String> {
-        self.messages_of(i % self.count)
+        let k = match self.order {
+            LineOrder::RoundRobin => i,
+            // Not the mix's hash of `i` itself: a mix entry's calls would then see a skewed
+            // share of the lines.
+            LineOrder::Random => splitmix64(i ^ 0x6c69_6e65_7321_5eed),
+        };
+        self.messages_of(k % self.count)
     }
 }
 
@@ -191,7 +205,13 @@ mod tests {
                 text += "\n";
             }
         }
-        let lines = Lines::open(&file("many.ndjson", &text), input(), false).unwrap();
+        let lines = Lines::open(
+            &file("many.ndjson", &text),
+            input(),
+            false,
+            LineOrder::RoundRobin,
+        )
+        .unwrap();
         assert_eq!(lines.count(), 3000);
         assert!(lines.checkpoints.len() > 4);
         let want = |k: u64| {
@@ -201,18 +221,41 @@ mod tests {
         for i in [0u64, 1, 599, 600, 2999, 3000, 4321, 17] {
             assert_eq!(lines.messages(i).unwrap(), vec![want(i % 3000)], "call {i}");
         }
+        // At random: every line is a valid one, most are taken, and reruns agree.
+        let random = Lines::open(
+            &file("many.ndjson", &text),
+            input(),
+            false,
+            LineOrder::Random,
+        )
+        .unwrap();
+        let picked: Vec<Vec<Bytes>> = (0..3000).map(|i| random.messages(i).unwrap()).collect();
+        let distinct: std::collections::HashSet<&Vec<Bytes>> = picked.iter().collect();
+        assert!(
+            distinct.len() > 1500 && distinct.len() < 3000,
+            "{}",
+            distinct.len()
+        );
+        assert_eq!(random.messages(77).unwrap(), picked[77]);
     }
 
     #[test]
     fn a_line_that_does_not_fit_fails_with_its_number() {
         let p = file("bad.ndjson", "{\"id\": 1}\n\n{\"id\": \"x\"}\n");
-        let e = Lines::open(&p, input(), false).err().unwrap().to_string();
+        let rr = LineOrder::RoundRobin;
+        let e = Lines::open(&p, input(), false, rr)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with(&format!("{} line 3: ", p.display())), "{e}");
         assert!(!e.contains('\n'), "{e}");
         let p = file("unknown.ndjson", "{\"id\": 1}\n{\"name\": 2}\n");
-        let e = Lines::open(&p, input(), false).err().unwrap().to_string();
+        let e = Lines::open(&p, input(), false, rr)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("line 2: "), "{e}");
-        let e = Lines::open(&file("empty.ndjson", "\n\n"), input(), false)
+        let e = Lines::open(&file("empty.ndjson", "\n\n"), input(), false, rr)
             .err()
             .unwrap()
             .to_string();
