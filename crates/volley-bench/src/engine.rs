@@ -22,7 +22,7 @@ use volley_wire::Status;
 
 use crate::{
     call::{self, Conn},
-    live::{Interval, State, Tick},
+    live::{Slots, Watch},
     plan::{
         options::{DurationStop, EndReason, RunOptions},
         schedule::{Pacer, Ramp, Shape},
@@ -133,13 +133,9 @@ struct Shared {
     /// The largest lateness of any worker's last paced send: what the generator never caught up.
     final_lag_ns: AtomicU64,
     /// Calls finished, and those `--abort-on` counts, while the run goes (only with `--abort-on`).
-    live_calls: AtomicU64,
-    live_matching: AtomicU64,
-    /// `live`: each thread's calls of the current interval (empty when no one watches).
-    intervals: Vec<Mutex<Interval>>,
-    /// `live`: calls started, and the latest lateness of a send in the current interval.
-    started: AtomicU64,
-    interval_lag_ns: AtomicU64,
+    /// Each thread's calls since the watch loop last took them (`--live`, `--tui`,
+    /// `--prometheus-listen`, `--abort-on`); empty when nothing watches.
+    slots: Slots,
 }
 
 impl Shared {
@@ -183,16 +179,11 @@ pub fn run(
         busy_ns: AtomicU64::new(0),
         lag_ns: AtomicU64::new(0),
         final_lag_ns: AtomicU64::new(0),
-        live_calls: AtomicU64::new(0),
-        live_matching: AtomicU64::new(0),
-        intervals: match &opts.live {
-            Some(_) => (0..threads)
-                .map(|_| Mutex::new(Interval::new(target.methods().len())))
-                .collect(),
-            None => Vec::new(),
+        slots: if opts.live.is_some() || opts.abort_on.is_some() {
+            Slots::new(threads, target.methods().len())
+        } else {
+            Slots::default()
         },
-        started: AtomicU64::new(0),
-        interval_lag_ns: AtomicU64::new(0),
     });
     let dialling = Instant::now();
     let connected = Arc::new(Barrier::new(threads + 1));
@@ -249,19 +240,22 @@ pub fn run(
 
     // Watch the clock and the cancel flag until the threads are done.
     let deadline = opts.duration.or(opts.max_duration).map(|d| start + d);
-    let mut watch = opts
-        .live
-        .as_ref()
-        .map(|live| Watch::new(live, &target, start));
+    let mut watch = shared.slots.on().then(|| {
+        let names = target.methods().into_iter().map(|(n, _)| n).collect();
+        Watch::new(
+            opts.live.as_ref(),
+            opts.abort_on.as_ref(),
+            names,
+            Pacer::of(opts),
+            start,
+        )
+    });
     let mut end_reason = EndReason::Normal;
     let mut aborted = None;
     while !handles.iter().all(|h| h.is_finished()) {
-        if let (Some(t), None) = (&opts.abort_on, &aborted) {
-            let calls = shared.live_calls.load(Ordering::Relaxed);
-            let matching = shared.live_matching.load(Ordering::Relaxed);
-            // Judged once there is something to judge: 50 calls.
-            if calls >= 50 && t.op.holds(matching as f64 / calls as f64, t.limit) {
-                aborted = Some(format!("{} ({matching} of {calls} calls)", t.text));
+        if let Some(why) = watch.as_mut().and_then(|w| w.poll(&shared.slots, false)) {
+            if aborted.is_none() {
+                aborted = Some(why);
                 end_reason = EndReason::Cancel;
                 shared.stop();
             }
@@ -275,9 +269,6 @@ pub fn run(
                 end_reason = EndReason::Timeout;
                 shared.stop();
             }
-        }
-        if let Some(w) = &mut watch {
-            w.maybe_tick(&shared, opts, false);
         }
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -304,7 +295,8 @@ pub fn run(
         }
     }
     if let Some(w) = &mut watch {
-        w.maybe_tick(&shared, opts, true);
+        // The last tick; an --abort-on that holds only now did not stop anything.
+        let _ = w.poll(&shared.slots, true);
     }
     if let Some(e) = shared.failure.lock().unwrap().take() {
         return Err(e);
@@ -331,71 +323,6 @@ pub fn run(
 /// The recorder of one entry of a mix: per-call figures, no details.
 fn method_recorder(opts: &RunOptions) -> Recorder {
     Recorder::new(opts.count_errors, opts.skip_first, 0)
-}
-
-/// The watch loop's side of `live`: when the last tick was, and the CPU time then.
-struct Watch {
-    live: crate::live::Live,
-    names: Vec<String>,
-    pacer: Option<Pacer>,
-    start: Instant,
-    last: Instant,
-    cpu: Duration,
-    /// Calls finished by the last tick.
-    done: u64,
-    merged: Interval,
-}
-
-impl Watch {
-    fn new(live: &crate::live::Live, target: &Target, start: Instant) -> Watch {
-        let names: Vec<String> = target.methods().into_iter().map(|(n, _)| n).collect();
-        Watch {
-            live: live.clone(),
-            merged: Interval::new(names.len()),
-            names,
-            pacer: None,
-            start,
-            last: start,
-            cpu: cpu_time("/proc/self/stat"),
-            done: 0,
-        }
-    }
-
-    /// Sends a tick when an interval has passed, or (`last`) one with whatever is left.
-    fn maybe_tick(&mut self, shared: &Shared, opts: &RunOptions, last: bool) {
-        let now = Instant::now();
-        if !last && now - self.last < self.live.every {
-            return;
-        }
-        if self.pacer.is_none() {
-            self.pacer = Pacer::of(opts);
-        }
-        for slot in &shared.intervals {
-            self.merged.take_from(&mut slot.lock().unwrap());
-        }
-        let cpu = cpu_time("/proc/self/stat");
-        let elapsed = now - self.start;
-        let started = shared.started.load(Ordering::Relaxed);
-        self.done += self.merged.all.calls;
-        let tick = Tick::new(
-            &self.merged,
-            &State {
-                elapsed: elapsed.as_secs_f64(),
-                interval: (now - self.last).as_secs_f64(),
-                last,
-                intended_rate: self.pacer.as_ref().map(|p| p.rate_at(elapsed)),
-                in_flight: started.saturating_sub(self.done),
-                lag: Duration::from_nanos(shared.interval_lag_ns.swap(0, Ordering::Relaxed)),
-                cpu: cpu.saturating_sub(self.cpu),
-                names: &self.names,
-                histograms: self.live.histograms,
-            },
-        );
-        self.merged.clear();
-        let _ = self.live.tx.send(tick);
-        self.last = now;
-        self.cpu = cpu;
-    }
 }
 
 struct ThreadCtx {
@@ -614,11 +541,7 @@ async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: Conn) {
                     let at = ctx.start + t;
                     let now = Instant::now();
                     last_lag = now.saturating_duration_since(at);
-                    if !shared.intervals.is_empty() {
-                        shared
-                            .interval_lag_ns
-                            .fetch_max(last_lag.as_nanos() as u64, Ordering::Relaxed);
-                    }
+                    shared.slots.late(last_lag);
                     // tokio's timer ticks in milliseconds and wakes at the first tick at or
                     // after its deadline (and the runtime's park rounds up once more), so a
                     // sleep until `at` sends 0-2 ms late, and latency from `at` carried that
@@ -684,10 +607,7 @@ async fn one_call(
     let opts = &ctx.opts;
     let interruptible = opts.duration.is_some() && opts.duration_stop != DurationStop::Wait;
     let sent = Instant::now();
-    let live = ctx.shared.intervals.get(ctx.t);
-    if live.is_some() {
-        ctx.shared.started.fetch_add(1, Ordering::Relaxed);
-    }
+    let live = ctx.shared.slots.start_call(ctx.t);
     let (leaf, method) = ctx.target.leaf(i);
     let call = call::call(leaf, opts, conn, i, worker_id, &ctx.recorder);
     let result = match (interruptible, opts.timeout) {
@@ -754,20 +674,6 @@ async fn one_call(
             latency.as_nanos() as u64,
             service.as_nanos() as u64,
         );
-    }
-    if let Some(t) = &opts.abort_on {
-        let code = match &result {
-            Ok(_) => volley_wire::Code::Ok,
-            Err(s) => s.code(),
-        };
-        let matches = match t.metric {
-            crate::gate::Metric::Status(c) => code == c,
-            _ => code != volley_wire::Code::Ok,
-        };
-        ctx.shared.live_calls.fetch_add(1, Ordering::Relaxed);
-        if matches {
-            ctx.shared.live_matching.fetch_add(1, Ordering::Relaxed);
-        }
     }
     if let Some(p) = &opts.progress {
         p.fetch_add(1, Ordering::Relaxed);

@@ -1,11 +1,18 @@
-//! Watching a run as it goes: each engine thread records its calls into an [`Interval`] (one
-//! short lock per call, only when asked for), and once per interval the engine's watch loop
-//! takes every thread's, merges them and sends one [`Tick`] down a channel: what `--live`
-//! writes as NDJSON, `--prometheus-listen` adds to its counters and `--tui` draws. A last tick
-//! after the threads end carries the calls the last interval had, so the ticks add up to the
-//! report.
+//! Watching a run as it goes: each engine thread records its calls into its [`Interval`] slot
+//! ([`Slots`]: one short lock per call, only when something watches), and the engine's watch
+//! loop ([`Watch`]) takes every thread's, judges `--abort-on` on what it has seen so far, and
+//! once per interval sends one merged [`Tick`] down a channel: what `--live` writes as NDJSON,
+//! `--prometheus-listen` adds to its counters and `--tui` draws. A last tick after the threads
+//! end carries the calls the last interval had, so the ticks add up to the report.
 
-use std::{sync::mpsc::Sender, time::Duration};
+use std::{
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+        mpsc::Sender,
+    },
+    time::{Duration, Instant},
+};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use hdrhistogram::{
@@ -15,7 +22,12 @@ use hdrhistogram::{
 use serde::Serialize;
 use volley_wire::{ALL_CODES, Code};
 
-use crate::report::Ordered;
+use crate::{
+    engine::cpu_time,
+    gate::{Metric, Threshold},
+    plan::schedule::Pacer,
+    report::Ordered,
+};
 
 /// Where ticks go, and how often.
 #[derive(Clone, Debug)]
@@ -121,6 +133,167 @@ impl Interval {
             a.add(b);
         }
         o.clear();
+    }
+}
+
+/// The engine's side: one interval slot per thread, and the counters the watch loop reads.
+/// Empty (and untouched per call) when nothing watches the run.
+#[derive(Default)]
+pub struct Slots {
+    intervals: Vec<Mutex<Interval>>,
+    started: AtomicU64,
+    lag_ns: AtomicU64,
+}
+
+impl Slots {
+    /// Slots for `threads` threads of a run with `methods` mix entries.
+    pub fn new(threads: usize, methods: usize) -> Slots {
+        Slots {
+            intervals: (0..threads)
+                .map(|_| Mutex::new(Interval::new(methods)))
+                .collect(),
+            ..Slots::default()
+        }
+    }
+
+    /// Whether anything watches.
+    #[inline]
+    pub fn on(&self) -> bool {
+        !self.intervals.is_empty()
+    }
+
+    /// Thread `t`'s slot, when something watches; counts a call started.
+    #[inline]
+    pub fn start_call(&self, t: usize) -> Option<&Mutex<Interval>> {
+        let slot = self.intervals.get(t)?;
+        self.started.fetch_add(1, Ordering::Relaxed);
+        Some(slot)
+    }
+
+    /// Notes how late a paced send was.
+    #[inline]
+    pub fn late(&self, lag: Duration) {
+        if self.on() {
+            self.lag_ns
+                .fetch_max(lag.as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The watch loop's side: takes the threads' slots, judges `--abort-on` on every call seen so
+/// far, and sends the ticks.
+pub struct Watch {
+    live: Option<Live>,
+    abort: Option<Threshold>,
+    names: Vec<String>,
+    pacer: Option<Pacer>,
+    start: Instant,
+    last_tick: Instant,
+    last_take: Instant,
+    cpu: Duration,
+    /// Calls finished, and per status, over the whole run so far.
+    calls: u64,
+    statuses: [u64; 17],
+    /// Calls finished by the last tick.
+    ticked: u64,
+    merged: Interval,
+}
+
+/// How often `--abort-on` is judged (the slots are taken this often when it is given).
+const ABORT_EVERY: Duration = Duration::from_millis(20);
+
+impl Watch {
+    /// The watch of a run that started at `start` (`names`: its mix's entries).
+    pub fn new(
+        live: Option<&Live>,
+        abort: Option<&Threshold>,
+        names: Vec<String>,
+        pacer: Option<Pacer>,
+        start: Instant,
+    ) -> Watch {
+        Watch {
+            live: live.cloned(),
+            abort: abort.cloned(),
+            merged: Interval::new(names.len()),
+            names,
+            pacer,
+            start,
+            last_tick: start,
+            last_take: start,
+            cpu: cpu_time("/proc/self/stat"),
+            calls: 0,
+            statuses: [0; 17],
+            ticked: 0,
+        }
+    }
+
+    /// Takes the slots when due and sends a tick when one is due (`last`: the run is over, take
+    /// and send what is left). Returns what was seen when `--abort-on` holds.
+    pub fn poll(&mut self, slots: &Slots, last: bool) -> Option<String> {
+        let now = Instant::now();
+        let take_every = match (&self.abort, &self.live) {
+            (Some(_), _) => ABORT_EVERY,
+            (None, Some(l)) => l.every,
+            (None, None) => return None,
+        };
+        if last || now - self.last_take >= take_every {
+            let (calls, statuses) = (self.merged.all.calls, self.merged.all.statuses);
+            for slot in &slots.intervals {
+                self.merged.take_from(&mut slot.lock().unwrap());
+            }
+            self.calls += self.merged.all.calls - calls;
+            for (total, (after, before)) in self
+                .statuses
+                .iter_mut()
+                .zip(self.merged.all.statuses.iter().zip(statuses))
+            {
+                *total += after - before;
+            }
+            self.last_take = now;
+        }
+        let tick_due = self
+            .live
+            .as_ref()
+            .is_some_and(|l| last || now - self.last_tick >= l.every);
+        if tick_due {
+            let tick = self.tick(slots, now, last);
+            if let Some(live) = &self.live {
+                let _ = live.tx.send(tick);
+            }
+        }
+        let t = self.abort.as_ref()?;
+        let matching = match t.metric {
+            Metric::Status(c) => self.statuses[c as usize],
+            _ => self.calls - self.statuses[Code::Ok as usize],
+        };
+        // Judged once there is something to judge: 50 calls.
+        (self.calls >= 50 && t.op.holds(matching as f64 / self.calls as f64, t.limit))
+            .then(|| format!("{} ({matching} of {} calls)", t.text, self.calls))
+    }
+
+    fn tick(&mut self, slots: &Slots, now: Instant, last: bool) -> Tick {
+        let cpu = cpu_time("/proc/self/stat");
+        let elapsed = now - self.start;
+        let started = slots.started.load(Ordering::Relaxed);
+        self.ticked += self.merged.all.calls;
+        let tick = Tick::new(
+            &self.merged,
+            &State {
+                elapsed: elapsed.as_secs_f64(),
+                interval: (now - self.last_tick).as_secs_f64(),
+                last,
+                intended_rate: self.pacer.as_ref().map(|p| p.rate_at(elapsed)),
+                in_flight: started.saturating_sub(self.ticked),
+                lag: Duration::from_nanos(slots.lag_ns.swap(0, Ordering::Relaxed)),
+                cpu: cpu.saturating_sub(self.cpu),
+                names: &self.names,
+                histograms: self.live.as_ref().is_some_and(|l| l.histograms),
+            },
+        );
+        self.merged.clear();
+        self.last_tick = now;
+        self.cpu = cpu;
+        tick
     }
 }
 
