@@ -1,6 +1,8 @@
 //! The engine: one single-threaded runtime per thread, connections dialled on the thread whose
 //! workers use them, workers pulling call numbers from one atomic counter, pacing by intended send
-//! time, and one recorder per thread merged at the end.
+//! time, and one recorder per thread (and per method of a mix) merged at the end. When something
+//! watches the run (`--live`, `--tui`, `--prometheus-listen`, `--abort-on`), each thread also
+//! records into its `live` slot, which the run's watch loop takes as it goes.
 //!
 //! One file although over 400 lines: the run, a thread, a worker and one call are the one loop
 //! of the engine, and they share its private state (`Shared`, `ThreadCtx`); what each call does is
