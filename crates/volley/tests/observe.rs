@@ -232,6 +232,35 @@ fn bench_reports_the_servers_figures_beside_its_own() {
         )),
         "{summary}"
     );
+
+    // A mix: the server's figures of each method, beside that method's block.
+    let json = ok_stdout(&mut VOLLEY.command(&[
+        "bench",
+        "--insecure",
+        "--call",
+        "helloworld.Greeter.SayHello:3",
+        "--call",
+        "api.Users/Get:1",
+        "-n",
+        "400",
+        "-O",
+        "json",
+        "--server-metrics",
+        &url,
+        &addr,
+    ]));
+    let r: Value = serde_json::from_str(&json).unwrap();
+    let methods = r["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), 2);
+    for (m, label) in methods
+        .iter()
+        .zip(["helloworld.Greeter/SayHello", "api.Users/Get"])
+    {
+        let server = &m["volley"]["serverMetrics"];
+        assert_eq!(server["method"], label, "{server}");
+        assert_eq!(server["count"], m["count"], "{label}: {server}");
+        assert_eq!(server["statuses"]["OK"], m["count"], "{label}: {server}");
+    }
 }
 
 /// Every span in the OTLP/HTTP bodies a collector received.

@@ -97,10 +97,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     };
     let watch = Watching::of(&args)?;
     let server = match &args.server_metrics {
-        Some(_) if !plan.mix.is_empty() => {
-            anyhow::bail!("--server-metrics reads one method's figures: give it without a mix")
-        }
-        Some(url) => Some(ServerScrape::before(url, &plan.call)?),
+        Some(url) => Some(ServerScrape::before(url, &plan)?),
         None => None,
     };
     execute(plan, Arc::new(target), &host, server, watch)
@@ -257,35 +254,68 @@ fn emit(kind: &str, args: &BenchArgs, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// `--server-metrics`: the server's histograms before the run.
+/// `--server-metrics`: the server's histograms before the run, of the run's method or of each
+/// gRPC method of its mix (`None` for its HTTP entries).
 struct ServerScrape {
     url: String,
-    method: String,
-    before: server::Snapshot,
+    methods: Vec<Option<(String, server::Snapshot)>>,
 }
 
 impl ServerScrape {
-    fn before(url: &str, call: &str) -> Result<ServerScrape> {
-        let method = server::method_label(call);
+    fn before(url: &str, plan: &Plan) -> Result<ServerScrape> {
+        use volley_bench::plan::mix::MixCall;
+        let calls: Vec<Option<&str>> = if plan.mix.is_empty() {
+            vec![Some(plan.call.as_str())]
+        } else {
+            plan.mix
+                .iter()
+                .map(|m| match &m.call {
+                    MixCall::Grpc(c) => Some(c.as_str()),
+                    MixCall::Http { .. } => None,
+                })
+                .collect()
+        };
         let text = scrape(url)?;
-        let before = server::snapshot(&text, &method).map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+        let methods = calls
+            .into_iter()
+            .map(|call| {
+                call.map(|c| {
+                    let method = server::method_label(c);
+                    let before = server::snapshot(&text, &method)
+                        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+                    Ok((method, before))
+                })
+                .transpose()
+            })
+            .collect::<Result<_>>()?;
         Ok(ServerScrape {
             url: url.to_owned(),
-            method,
-            before,
+            methods,
         })
     }
 
-    fn after(self) -> Result<server::ServerFigures> {
+    /// The server's figures for the run: into the report, or into each of its mix's entries.
+    fn after(self, report: &mut Report) -> Result<()> {
         let text = scrape(&self.url)?;
-        let after = server::snapshot(&text, &self.method)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", self.url))?;
-        Ok(server::figures(
-            &self.url,
-            &self.method,
-            &self.before,
-            &after,
-        ))
+        let mut figures = Vec::new();
+        for m in self.methods {
+            figures.push(match m {
+                None => None,
+                Some((method, before)) => {
+                    let after = server::snapshot(&text, &method)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", self.url))?;
+                    Some(server::figures(&self.url, &method, &before, &after))
+                }
+            });
+        }
+        if report.methods.is_empty() {
+            report.volley.server_metrics = figures.pop().flatten();
+        } else {
+            for (m, f) in report.methods.iter_mut().zip(figures) {
+                m.report.volley.server_metrics = f;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -347,7 +377,7 @@ fn execute(
         plan.tags.clone(),
     );
     if let Some(s) = server {
-        report.volley.server_metrics = Some(s.after()?);
+        s.after(&mut report)?;
     }
     if let Some(r) = &mut report.volley.results {
         r.shard = plan.run.shard;

@@ -29,9 +29,6 @@ pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
         "Summary of all calls:"
     };
     s += &block(r, title);
-    if let Some(server) = &r.volley.server_metrics {
-        s += &server_section(server, r.average);
-    }
     if let Some(v) = &r.volley.verdicts {
         s += &thresholds_section(v);
     }
@@ -92,6 +89,9 @@ fn block(r: &Report, title: &str) -> String {
         s += &tabwrite(&rows);
     }
     s += "\n";
+    if let Some(server) = &r.volley.server_metrics {
+        s += &server_section(server, r.average);
+    }
     s
 }
 
