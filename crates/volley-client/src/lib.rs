@@ -6,7 +6,8 @@
 //! `channel` shares connections between callers under a strategy (per-request, single, pool,
 //! expanding), with GOAWAY handling, transparent retry and reconnection with backoff;
 //! `balance` spreads them over several addresses (pick-first, round robin, re-resolution);
-//! `call` is the lean per-call path the load engine uses; `grpc` the typed calls generated
+//! `call` is the lean per-call path the load engine uses, and `fast` its own HTTP/2 client for
+//! unary calls; `grpc` the typed calls generated
 //! clients make (prost messages in and out, metadata, deadlines, compression, all four kinds),
 //! with client interceptors (`grpc::ClientInterceptor`) and gRPC's A66 client metrics
 //! (`metrics`); `http1` carries plain HTTP/1.1 load;
@@ -20,6 +21,7 @@ pub mod channel;
 pub mod codegen;
 pub mod connection;
 pub mod endpoint;
+pub mod fast;
 pub mod grpc;
 pub mod http1;
 pub mod metrics;

@@ -1,0 +1,95 @@
+//! The fast HTTP/2 path (`volley_client::fast`) against a real `volley serve`: many unary calls
+//! in flight on one connection all answered, a status and its message carried from the
+//! trailers, and a call dropped mid-flight (its stream reset) leaving the connection usable.
+
+use std::{rc::Rc, time::Duration};
+
+use bytes::Bytes;
+use volley_client::{
+    CallHead,
+    fast::{FastConnection, frame::HeaderBlock},
+};
+use volley_services::pb::{
+    api::GetUserRequest,
+    grpc::testing::{EchoStatus, SimpleRequest},
+};
+use volley_testkit::{Volley, frame, volley};
+use volley_wire::Code;
+
+const VOLLEY: Volley = volley!();
+
+fn block(addr: &str, path: &str) -> HeaderBlock {
+    HeaderBlock::of(&CallHead::new("http", addr, path, &[], None, false).unwrap())
+}
+
+async fn connect(addr: &str) -> FastConnection {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    FastConnection::handshake(tcp).await.unwrap()
+}
+
+#[test]
+fn many_calls_in_flight_on_one_connection_are_all_answered() {
+    let server = VOLLEY.serve(&[]);
+    let addr = server.addr().to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let conn = connect(&addr).await;
+        let get = Rc::new(block(&addr, "/api.Users/Get"));
+        let body: Bytes = frame(&GetUserRequest { id: 228 });
+        let mut tasks = Vec::new();
+        for _ in 0..100 {
+            let (conn, get, body) = (conn.clone(), get.clone(), body.clone());
+            tasks.push(tokio::task::spawn_local(async move {
+                let mut ok = 0;
+                for _ in 0..200 {
+                    let r = conn.unary(&get, body.clone()).await.expect("an OK reply");
+                    assert!(r.bytes > 5, "a framed User: {} bytes", r.bytes);
+                    ok += 1;
+                }
+                ok
+            }));
+        }
+        let mut total = 0;
+        for t in tasks {
+            total += t.await.unwrap();
+        }
+        assert_eq!(total, 20_000);
+
+        // A status and its message, from the trailers.
+        let call = block(&addr, "/grpc.testing.TestService/UnaryCall");
+        let failing = frame(&SimpleRequest {
+            response_status: Some(EchoStatus {
+                code: 14,
+                message: "down for a test".into(),
+            }),
+            ..Default::default()
+        });
+        let e = conn.unary(&call, failing).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unavailable);
+        assert_eq!(e.message(), "down for a test");
+
+        // An unknown method: UNIMPLEMENTED, and the connection goes on.
+        let e = conn
+            .unary(&block(&addr, "/api.Users/Nope"), body.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::Unimplemented);
+
+        // A call given up mid-flight: its stream is reset, the next calls are answered.
+        let slow = Rc::new(block(&addr, "/grpc.testing.TestService/UnaryCall"));
+        let dropped = tokio::time::timeout(
+            Duration::from_millis(1),
+            conn.unary(&slow, frame(&SimpleRequest::default())),
+        )
+        .await;
+        drop(dropped);
+        for _ in 0..10 {
+            conn.unary(&get, body.clone()).await.expect("still serving");
+        }
+    });
+}
