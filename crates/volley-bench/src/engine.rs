@@ -365,6 +365,39 @@ fn thread_main(
     let h1 = target.has_own_connections();
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
+        // The fast path (branch work, opt-in while it is measured): unary gRPC on plaintext TCP.
+        let fast = std::env::var_os("VOLLEY_FAST").is_some()
+            && matches!(target.as_ref(), Target::Grpc(g) if g.kind == crate::target::CallKind::Unary)
+            && target.endpoint().tls.is_none();
+        if fast {
+            let volley_client::Target::Tcp(addr) = &target.endpoint().target else {
+                shared.fail(BenchError::Connect("the fast path dials TCP".into()));
+                return out;
+            };
+            let n = match thread_share(opts, place.t, place.threads) {
+                Strategy::Pool(n) => n,
+                _ => 1,
+            };
+            for k in 0..n {
+                let conn = match tokio::net::TcpStream::connect(addr.as_str()).await {
+                    Ok(tcp) => {
+                        let _ = tcp.set_nodelay(true);
+                        volley_client::fast::FastConnection::handshake(tcp)
+                            .await
+                            .map_err(|e| e.message().to_owned())
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                match conn {
+                    Ok(c) => out.push((k, Conn::Fast(c))),
+                    Err(e) => {
+                        shared.fail(BenchError::Connect(e));
+                        break;
+                    }
+                }
+            }
+            return out;
+        }
         if !h1 {
             let mut channel = Channel::balanced(
                 target.endpoint().clone(),
@@ -434,11 +467,14 @@ fn thread_main(
         for &w in my_workers.iter() {
             let conn_idx = w % opts.connections.max(1);
             // HTTP/2: the thread's one channel; HTTP/1.1: the worker's own connection.
-            let conn = dialled
-                .iter()
-                .find(|(c, _)| !h1 || *c == conn_idx)
-                .map(|(_, conn)| conn.clone())
-                .expect("worker's connection dialled on its thread");
+            let conn = match dialled.first() {
+                Some((_, Conn::Fast(_))) => dialled[w / place.threads % dialled.len()].1.clone(),
+                _ => dialled
+                    .iter()
+                    .find(|(c, _)| !h1 || *c == conn_idx)
+                    .map(|(_, conn)| conn.clone())
+                    .expect("worker's connection dialled on its thread"),
+            };
             tasks.push(tokio::task::spawn_local(worker(
                 ctx.clone(),
                 w,

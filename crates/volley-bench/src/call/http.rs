@@ -63,6 +63,8 @@ pub(super) async fn call(t: &HttpTarget, conn: &Conn) -> Result<usize, Status> {
             status_of(code).map(|()| bytes)
         }
         // The engine dials own connections for custom calls only.
-        Conn::Own(_) => Err(Status::internal("plain HTTP runs on a channel or HTTP/1.1")),
+        Conn::Own(_) | Conn::Fast(_) => {
+            Err(Status::internal("plain HTTP runs on a channel or HTTP/1.1"))
+        }
     }
 }

@@ -24,6 +24,8 @@ pub enum Conn {
     H1(std::rc::Rc<volley_client::http1::Http1Connection>),
     /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
     Own(Connection),
+    /// The fast path's connection (unary gRPC calls).
+    Fast(volley_client::fast::FastConnection),
 }
 
 /// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);
@@ -43,6 +45,10 @@ pub async fn call(
             let body = g.payload.message(i, worker_id).map_err(Status::internal)?;
             c.unary(&g.head, body).await.map(|r| r.bytes)
         }
+        (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::Unary => {
+            let body = g.payload.message(i, worker_id).map_err(Status::internal)?;
+            c.unary(&g.block, body).await.map(|r| r.bytes)
+        }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;
             // Boxed: a stream's future is large, and unary calls (the common case) would carry
@@ -60,8 +66,8 @@ pub async fn call(
         }
         (Target::Custom(t), Conn::Own(c)) => t.call.call(c, i, rec).await,
         // The engine dials channels for gRPC and own connections for custom calls only.
-        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_))
-        | (Target::Custom(_), Conn::H1(_) | Conn::H2(_)) => Err(Status::internal(
+        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_) | Conn::Fast(_))
+        | (Target::Custom(_), Conn::H1(_) | Conn::H2(_) | Conn::Fast(_)) => Err(Status::internal(
             "no connection of this kind for this target",
         )),
     }

@@ -104,7 +104,9 @@ pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
     )
     .map_err(TargetError::Invalid)?;
     head.max_recv = plan.max_recv;
+    let block = volley_client::fast::frame::HeaderBlock::of(&head);
     Ok(Target::Grpc(GrpcTarget {
+        block,
         endpoint,
         head,
         kind: CallKind::of(desc.is_client_streaming(), desc.is_server_streaming()),

@@ -69,6 +69,8 @@ pub struct GrpcTarget {
     pub worker_prefix: String,
     /// Messages per stream call when a mix's entry sets its own (else the run's).
     pub stream_call_count: Option<u64>,
+    /// The request head as the fast path sends it (encoded once).
+    pub block: volley_client::fast::frame::HeaderBlock,
 }
 
 /// The request of an HTTP run.
