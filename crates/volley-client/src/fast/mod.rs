@@ -562,3 +562,259 @@ impl Drop for SlotGuard<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Frame-level checks against a scripted server on an in-memory pipe.
+    use super::*;
+    use tokio::io::DuplexStream;
+
+    /// The server's end: reads the client's frames, writes crafted ones.
+    struct Server {
+        io: DuplexStream,
+        enc: fluke_hpack::Encoder<'static>,
+    }
+
+    impl Server {
+        async fn frame(&mut self) -> (Head, Vec<u8>) {
+            let mut h = [0u8; 9];
+            self.io.read_exact(&mut h).await.unwrap();
+            let head = Head::read(&h);
+            let mut p = vec![0u8; head.len];
+            self.io.read_exact(&mut p).await.unwrap();
+            (head, p)
+        }
+
+        /// The next frame of `kind`, skipping others (SETTINGS ACKs, WINDOW_UPDATEs).
+        async fn next(&mut self, want: u8) -> (Head, Vec<u8>) {
+            loop {
+                let f = self.frame().await;
+                if f.0.kind == want {
+                    return f;
+                }
+            }
+        }
+
+        async fn send(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+            let mut out = Vec::new();
+            frame::write(&mut out, kind, flags, stream, payload);
+            self.io.write_all(&out).await.unwrap();
+        }
+
+        fn block(&mut self, fields: &[(&str, &str)]) -> Vec<u8> {
+            self.enc
+                .encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())))
+        }
+
+        /// A whole OK reply on `stream`: headers, one message, trailers.
+        async fn ok(&mut self, stream: u32) {
+            let h = self.block(&[(":status", "200"), ("content-type", "application/grpc")]);
+            self.send(kind::HEADERS, flag::END_HEADERS, stream, &h)
+                .await;
+            self.send(kind::DATA, 0, stream, &[0, 0, 0, 0, 1, 7]).await;
+            let t = self.block(&[("grpc-status", "0")]);
+            self.send(
+                kind::HEADERS,
+                flag::END_HEADERS | flag::END_STREAM,
+                stream,
+                &t,
+            )
+            .await;
+        }
+    }
+
+    /// A connection and its server, with the preface read and `settings` sent.
+    async fn pair(settings: &[(u16, u32)]) -> (FastConnection, Server) {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let conn = FastConnection::handshake(client).await.unwrap();
+        let mut s = Server {
+            io: server,
+            enc: fluke_hpack::Encoder::new(),
+        };
+        let mut preface = [0u8; 24];
+        s.io.read_exact(&mut preface).await.unwrap();
+        assert_eq!(&preface, PREFACE);
+        let mut p = Vec::new();
+        for (id, v) in settings {
+            p.extend_from_slice(&id.to_be_bytes());
+            p.extend_from_slice(&v.to_be_bytes());
+        }
+        s.send(kind::SETTINGS, 0, 0, &p).await;
+        (conn, s)
+    }
+
+    fn block() -> HeaderBlock {
+        HeaderBlock::of(&crate::CallHead::new("http", "x:1", "/a.B/C", &[], None, false).unwrap())
+    }
+
+    fn body() -> Bytes {
+        Bytes::from_static(&[0, 0, 0, 0, 0])
+    }
+
+    async fn local<F: std::future::Future>(f: F) -> F::Output {
+        tokio::task::LocalSet::new().run_until(f).await
+    }
+
+    #[tokio::test]
+    async fn the_servers_concurrency_limit_holds_calls_back() {
+        local(async {
+            let (conn, mut s) = pair(&[(setting::MAX_CONCURRENT_STREAMS, 1)]).await;
+            // Let the SETTINGS be read before the calls go.
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let calls: Vec<_> = (0..3)
+                .map(|_| {
+                    let c = conn.clone();
+                    tokio::task::spawn_local(async move { c.unary(&block(), body()).await })
+                })
+                .collect();
+            for id in [1, 3, 5] {
+                let (h, _) = s.next(kind::HEADERS).await;
+                assert_eq!(h.stream, id, "one call at a time, in order");
+                // Nothing else comes before this call is answered.
+                let quiet = tokio::time::timeout(
+                    std::time::Duration::from_millis(50),
+                    s.next(kind::HEADERS),
+                )
+                .await;
+                assert!(quiet.is_err(), "a second call went past the limit");
+                s.ok(id).await;
+            }
+            for c in calls {
+                assert_eq!(c.await.unwrap().unwrap().bytes, 6);
+            }
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn goaway_fails_the_calls_past_its_last_stream_and_new_ones() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let a = {
+                let c = conn.clone();
+                tokio::task::spawn_local(async move { c.unary(&block(), body()).await })
+            };
+            let b = {
+                let c = conn.clone();
+                tokio::task::spawn_local(async move { c.unary(&block(), body()).await })
+            };
+            s.next(kind::HEADERS).await;
+            s.next(kind::HEADERS).await;
+            s.send(kind::GOAWAY, 0, 0, &[0, 0, 0, 1, 0, 0, 0, 0]).await;
+            let e = b.await.unwrap().unwrap_err();
+            assert_eq!(e.code(), Code::Unavailable);
+            assert_eq!(e.message(), "transport is closing");
+            s.ok(1).await;
+            assert!(a.await.unwrap().is_ok(), "stream 1 was let through");
+            let e = conn.unary(&block(), body()).await.unwrap_err();
+            assert_eq!(e.message(), "transport is closing");
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn split_padded_and_reset_replies_and_a_ping() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let calls: Vec<_> = (0..3)
+                .map(|_| {
+                    let c = conn.clone();
+                    tokio::task::spawn_local(async move { c.unary(&block(), body()).await })
+                })
+                .collect();
+            for _ in 0..3 {
+                s.next(kind::HEADERS).await;
+            }
+            // Stream 1: trailers-only, split over HEADERS and CONTINUATION, with a status.
+            let t = s.block(&[
+                (":status", "200"),
+                ("grpc-status", "5"),
+                ("grpc-message", "no such user"),
+            ]);
+            let (x, y) = t.split_at(t.len() / 2);
+            s.send(kind::HEADERS, flag::END_STREAM, 1, x).await;
+            s.send(kind::CONTINUATION, flag::END_HEADERS, 1, y).await;
+            // Stream 3: padded DATA.
+            let h = s.block(&[(":status", "200")]);
+            s.send(kind::HEADERS, flag::END_HEADERS, 3, &h).await;
+            s.send(kind::DATA, flag::PADDED, 3, &[3, 0, 0, 0, 0, 1, 9, 0, 0, 0])
+                .await;
+            let t = s.block(&[("grpc-status", "0")]);
+            s.send(kind::HEADERS, flag::END_HEADERS | flag::END_STREAM, 3, &t)
+                .await;
+            // Stream 5: refused.
+            s.send(kind::RST_STREAM, 0, 5, &7u32.to_be_bytes()).await;
+            s.send(kind::PING, 0, 0, b"12345678").await;
+            let (h, p) = s.next(kind::PING).await;
+            assert_eq!((h.flags, p.as_slice()), (flag::ACK, &b"12345678"[..]));
+            let mut results = Vec::new();
+            for c in calls {
+                results.push(c.await.unwrap());
+            }
+            let e = results[0].as_ref().unwrap_err();
+            assert_eq!((e.code(), e.message()), (Code::NotFound, "no such user"));
+            assert_eq!(results[1].as_ref().unwrap().bytes, 6);
+            let e = results[2].as_ref().unwrap_err();
+            assert_eq!(e.code(), Code::Unavailable);
+            assert!(e.message().contains("REFUSED_STREAM"), "{e}");
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_protocol_error_fails_every_call_in_one_status() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let a = {
+                let c = conn.clone();
+                tokio::task::spawn_local(async move { c.unary(&block(), body()).await })
+            };
+            s.next(kind::HEADERS).await;
+            s.send(kind::CONTINUATION, flag::END_HEADERS, 1, &[0x82])
+                .await;
+            let e = a.await.unwrap().unwrap_err();
+            assert_eq!(e.code(), Code::Internal);
+            assert_eq!(e.message(), "a CONTINUATION frame without HEADERS");
+            assert_eq!(
+                conn.unary(&block(), body()).await.unwrap_err().message(),
+                "a CONTINUATION frame without HEADERS"
+            );
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn data_waits_for_the_connections_window() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let big = Bytes::from(vec![0u8; 16_000]);
+            let calls: Vec<_> = (0..5)
+                .map(|_| {
+                    let (c, b) = (conn.clone(), big.clone());
+                    tokio::task::spawn_local(async move { c.unary(&block(), b).await })
+                })
+                .collect();
+            // 65,535 bytes of window: four DATA frames of 16,000 go, the fifth waits.
+            let mut sent = 0;
+            for _ in 0..4 {
+                sent += s.next(kind::DATA).await.0.len;
+            }
+            assert_eq!(sent, 64_000);
+            let early =
+                tokio::time::timeout(std::time::Duration::from_millis(50), s.next(kind::DATA))
+                    .await;
+            assert!(early.is_err(), "DATA past the window");
+            s.send(kind::WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes())
+                .await;
+            assert_eq!(s.next(kind::DATA).await.0.len, 16_000);
+            for id in [1, 3, 5, 7, 9] {
+                s.ok(id).await;
+            }
+            for c in calls {
+                assert!(c.await.unwrap().is_ok());
+            }
+        })
+        .await;
+    }
+}
