@@ -19,7 +19,7 @@ use std::{
 };
 
 use tokio::{sync::watch, task::LocalSet, time::sleep_until};
-use volley_client::{Channel, Connection, Strategy, http1::Http1Connection};
+use volley_client::{Channel, Connection, Strategy, fast::Redialing, http1::Http1Connection};
 use volley_wire::Status;
 
 use crate::{
@@ -30,7 +30,10 @@ use crate::{
         schedule::{Pacer, Ramp, Shape},
     },
     recorder::Recorder,
-    target::{Target, payload::now_unix_nanos},
+    target::{
+        Target,
+        payload::{Payload, now_unix_nanos},
+    },
 };
 
 /// How much before a call is due a paced worker asks to wake: tokio's timer rounds up to its
@@ -365,38 +368,25 @@ fn thread_main(
     let h1 = target.has_own_connections();
     let dialled = local.block_on(&rt, async {
         let mut out = Vec::new();
-        // The fast path (branch work, opt-in while it is measured): unary gRPC on plaintext TCP.
-        let fast = std::env::var_os("VOLLEY_FAST").is_some()
-            && matches!(target.as_ref(), Target::Grpc(g) if g.kind == crate::target::CallKind::Unary)
-            && target.endpoint().tls.is_none();
-        if fast {
-            let volley_client::Target::Tcp(addr) = &target.endpoint().target else {
-                shared.fail(BenchError::Connect("the fast path dials TCP".into()));
-                return out;
-            };
+        // Unary gRPC calls take the fast path when nothing they need is the h2-crate path's
+        // alone; if its connections cannot be made, the channel dials and says why.
+        if fast_path(opts, target) {
             let n = match thread_share(opts, place.t, place.threads) {
                 Strategy::Pool(n) => n,
                 _ => 1,
             };
             for k in 0..n {
-                let conn = match tokio::net::TcpStream::connect(addr.as_str()).await {
-                    Ok(tcp) => {
-                        let _ = tcp.set_nodelay(true);
-                        volley_client::fast::FastConnection::handshake(tcp)
-                            .await
-                            .map_err(|e| e.message().to_owned())
-                    }
-                    Err(e) => Err(e.to_string()),
-                };
-                match conn {
-                    Ok(c) => out.push((k, Conn::Fast(c))),
-                    Err(e) => {
-                        shared.fail(BenchError::Connect(e));
+                match Redialing::connect(target.endpoint().clone()).await {
+                    Ok(c) => out.push((k, Conn::Fast(Rc::new(c)))),
+                    Err(_) => {
+                        out.clear();
                         break;
                     }
                 }
             }
-            return out;
+            if !out.is_empty() {
+                return out;
+            }
         }
         if !h1 {
             let mut channel = Channel::balanced(
@@ -494,6 +484,26 @@ fn thread_main(
     Rc::try_unwrap(ctx)
         .ok()
         .map(|c| (c.recorder.into_inner(), c.methods.into_inner()))
+}
+
+/// Whether a run's calls take the fast path (`volley_client::fast`): unary gRPC with a request
+/// framed once and small enough for one DATA frame, one or a pool of connections to one address,
+/// no service config, keepalive or reply size limit (the h2-crate path's features). The
+/// environment's `VOLLEY_BENCH_CLIENT=h2` keeps every call on the h2-crate path.
+fn fast_path(opts: &RunOptions, target: &Target) -> bool {
+    if std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2") {
+        return false;
+    }
+    let Target::Grpc(g) = target else {
+        return false;
+    };
+    g.kind == crate::target::CallKind::Unary
+        && matches!(&g.payload, Payload::Static(f) if f.iter().all(|m| m.len() <= 16_384))
+        && g.head.max_recv >= i32::MAX as usize
+        && opts.service_config.is_none()
+        && matches!(opts.strategy, Strategy::Single | Strategy::Pool(_))
+        && !matches!(g.endpoint.target, volley_client::Target::List(_))
+        && g.endpoint.keepalive.is_none()
 }
 
 /// Thread `t`'s part of the strategy: pools and expanding maxima split evenly over the threads.

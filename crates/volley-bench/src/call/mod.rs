@@ -24,8 +24,8 @@ pub enum Conn {
     H1(std::rc::Rc<volley_client::http1::Http1Connection>),
     /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
     Own(Connection),
-    /// The fast path's connection (unary gRPC calls).
-    Fast(volley_client::fast::FastConnection),
+    /// The fast path's connection (unary gRPC calls), dialled again when it closes.
+    Fast(std::rc::Rc<volley_client::fast::Redialing>),
 }
 
 /// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);

@@ -81,10 +81,28 @@ struct Inner {
 }
 
 /// One HTTP/2 connection on the fast path (single-threaded: use it on the thread that made it).
+/// When its last clone is dropped, its socket is shut once its calls are settled.
 #[derive(Clone)]
 pub struct FastConnection {
     inner: Rc<RefCell<Inner>>,
     write: Rc<Notify>,
+    _owner: Rc<Owner>,
+}
+
+/// Closes the connection when the last handle goes.
+struct Owner {
+    inner: Rc<RefCell<Inner>>,
+    write: Rc<Notify>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.inner
+            .borrow_mut()
+            .closed
+            .get_or_insert(Status::unavailable("the client closed the connection"));
+        self.write.notify_one();
+    }
 }
 
 fn stream_status(code: u32) -> Status {
@@ -368,7 +386,7 @@ impl FastConnection {
         wr.write_all(&hello)
             .await
             .map_err(|e| Status::unavailable(format!("connection error: {e}")))?;
-        let inner = Rc::new(RefCell::new(Inner {
+        let inner = Inner {
             out: Vec::with_capacity(64 * 1024),
             slots: VecDeque::new(),
             first_id: 1,
@@ -386,11 +404,37 @@ impl FastConnection {
             decoder: fluke_hpack::Decoder::new(),
             closed: None,
             goaway_last: None,
-        }));
+        };
+        // The server's first frame must be its SETTINGS: anything else (a TLS alert, an HTTP/1.1
+        // answer) means it does not speak HTTP/2 here, and the caller takes the h2-crate path,
+        // which says why in its own words.
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut have = 0;
+        while have < 9 {
+            match rd.read(&mut buf[have..]).await {
+                Ok(0) | Err(_) => {
+                    return Err(Status::unavailable(
+                        "connection error: no HTTP/2 SETTINGS from the server",
+                    ));
+                }
+                Ok(n) => have += n,
+            }
+        }
+        let first = Head::read(&buf[..9]);
+        if first.kind != kind::SETTINGS || first.stream != 0 || first.len > 16_384 {
+            return Err(Status::unavailable(
+                "connection error: the server's first frame is not SETTINGS",
+            ));
+        }
+        let inner = Rc::new(RefCell::new(inner));
         let write = Rc::new(Notify::new());
         let conn = FastConnection {
             inner: inner.clone(),
             write: write.clone(),
+            _owner: Rc::new(Owner {
+                inner: inner.clone(),
+                write: write.clone(),
+            }),
         };
         // The writer: what calls appended, sent once per wake.
         let (w_inner, w_notify) = (inner.clone(), write.clone());
@@ -415,6 +459,7 @@ impl FastConnection {
                     buf.clear();
                 }
                 if w_inner.borrow().closed.is_some() && w_inner.borrow().open == 0 {
+                    let _ = wr.shutdown().await;
                     return;
                 }
             }
@@ -422,9 +467,28 @@ impl FastConnection {
         // The reader: frames parsed in place, calls settled.
         let (r_inner, r_notify) = (inner, write);
         tokio::task::spawn_local(async move {
-            let mut buf = vec![0u8; 256 * 1024];
-            let (mut have, mut at) = (0usize, 0usize);
+            let mut at = 0usize;
+            let mut first = true;
             loop {
+                // What the handshake read is parsed before the next read.
+                if std::mem::take(&mut first) {
+                    let mut i = r_inner.borrow_mut();
+                    while have - at >= 9 {
+                        let h = Head::read(&buf[at..at + 9]);
+                        if have - at < 9 + h.len {
+                            break;
+                        }
+                        if let Err(s) = i.on_frame(h, &buf[at + 9..at + 9 + h.len]) {
+                            i.close(s);
+                            r_notify.notify_one();
+                            return;
+                        }
+                        at += 9 + h.len;
+                    }
+                    if !i.out.is_empty() {
+                        r_notify.notify_one();
+                    }
+                }
                 if at > 0 {
                     buf.copy_within(at..have, 0);
                     have -= at;
@@ -464,12 +528,25 @@ impl FastConnection {
                     at += 9 + h.len;
                 }
                 i.trim();
-                if !i.out.is_empty() {
+                if !i.out.is_empty() || (i.closed.is_some() && i.open == 0) {
                     r_notify.notify_one();
                 }
             }
         });
         Ok(conn)
+    }
+
+    /// Dials `ep` (TCP or Unix socket, TLS when configured) and speaks HTTP/2 on it.
+    pub async fn connect(ep: &crate::Endpoint) -> Result<FastConnection, Status> {
+        let io = crate::connection::dial_io(ep)
+            .await
+            .map_err(crate::channel::unavailable)?;
+        FastConnection::handshake(io).await
+    }
+
+    /// Whether it takes no new calls (GOAWAY, a closed socket, a protocol error).
+    pub fn is_closed(&self) -> bool {
+        self.inner.borrow().closed.is_some()
     }
 
     /// The largest request body one call can send (one DATA frame, within the server's
@@ -538,6 +615,55 @@ impl FastConnection {
         std::mem::forget(guard);
         result
     }
+}
+
+/// A fast-path connection to an endpoint that is dialled again when it stops taking calls
+/// (GOAWAY, a closed socket), as a channel does for the h2-crate path; a call the server never
+/// saw (past a GOAWAY's last stream, or refused) is sent once more on the new connection.
+pub struct Redialing {
+    ep: crate::Endpoint,
+    conn: RefCell<FastConnection>,
+}
+
+impl Redialing {
+    /// A first connection to `ep`.
+    pub async fn connect(ep: crate::Endpoint) -> Result<Redialing, Status> {
+        let conn = FastConnection::connect(&ep).await?;
+        Ok(Redialing {
+            ep,
+            conn: RefCell::new(conn),
+        })
+    }
+
+    async fn current(&self) -> Result<FastConnection, Status> {
+        let conn = self.conn.borrow().clone();
+        if !conn.is_closed() {
+            return Ok(conn);
+        }
+        let fresh = FastConnection::connect(&self.ep).await?;
+        *self.conn.borrow_mut() = fresh.clone();
+        Ok(fresh)
+    }
+
+    /// One unary call (see [`FastConnection::unary`]).
+    pub async fn unary(&self, block: &HeaderBlock, body: Bytes) -> Result<UnaryReply, Status> {
+        let conn = self.current().await?;
+        match conn.unary(block, body.clone()).await {
+            Err(e) if never_seen(&e) => self.current().await?.unary(block, body).await,
+            r => r,
+        }
+    }
+
+    /// The largest request body one call can send.
+    pub fn max_body(&self) -> usize {
+        self.conn.borrow().max_body()
+    }
+}
+
+/// Whether a failed call never reached the server's application (safe to send again).
+fn never_seen(e: &Status) -> bool {
+    e.code() == Code::Unavailable
+        && (e.message() == "transport is closing" || e.message().contains("REFUSED_STREAM"))
 }
 
 /// Gives a call's slot up when its future is dropped before the reply (a deadline, the end of
@@ -626,21 +752,36 @@ mod tests {
     /// A connection and its server, with the preface read and `settings` sent.
     async fn pair(settings: &[(u16, u32)]) -> (FastConnection, Server) {
         let (client, server) = tokio::io::duplex(1 << 20);
-        let conn = FastConnection::handshake(client).await.unwrap();
         let mut s = Server {
             io: server,
             enc: fluke_hpack::Encoder::new(),
         };
-        let mut preface = [0u8; 24];
-        s.io.read_exact(&mut preface).await.unwrap();
-        assert_eq!(&preface, PREFACE);
+        // The server's SETTINGS first: the handshake waits for them.
         let mut p = Vec::new();
         for (id, v) in settings {
             p.extend_from_slice(&id.to_be_bytes());
             p.extend_from_slice(&v.to_be_bytes());
         }
         s.send(kind::SETTINGS, 0, 0, &p).await;
+        let conn = FastConnection::handshake(client).await.unwrap();
+        let mut preface = [0u8; 24];
+        s.io.read_exact(&mut preface).await.unwrap();
+        assert_eq!(&preface, PREFACE);
         (conn, s)
+    }
+
+    #[tokio::test]
+    async fn a_server_that_does_not_answer_with_settings_is_refused() {
+        let (client, mut server) = tokio::io::duplex(1 << 16);
+        server
+            .write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            .await
+            .unwrap();
+        let e = FastConnection::handshake(client).await.err().unwrap();
+        assert_eq!(
+            e.message(),
+            "connection error: the server's first frame is not SETTINGS"
+        );
     }
 
     fn block() -> HeaderBlock {
