@@ -23,6 +23,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("json_message", json_message),
     ("proto_schema", proto_schema),
     ("call_template", call_template),
+    ("fast_frames", fast_frames),
 ];
 
 /// gRPC length-prefixed framing: the first byte picks the receive limit and whether gzip is the
@@ -130,4 +131,58 @@ pub fn call_template(data: &[u8]) {
             let _ = t.render(&call, &mut out);
         }
     }
+}
+
+/// The bench's fast HTTP/2 client (`volley_client::fast`) reading whatever a server sends: a
+/// valid SETTINGS frame, then the input as the server's bytes, then the end of the stream; two
+/// calls go out meanwhile. Whatever the bytes, the calls must end (with a status) and nothing may
+/// panic or grow without bound.
+pub fn fast_frames(data: &[u8]) {
+    use tokio::io::AsyncWriteExt;
+    use volley_client::fast::{FastConnection, frame::HeaderBlock};
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let (client, mut server) = tokio::io::duplex(1 << 16);
+        // SETTINGS with no parameters, then the input.
+        let mut bytes = vec![0, 0, 0, 4, 0, 0, 0, 0, 0];
+        bytes.extend_from_slice(data);
+        let writer = tokio::task::spawn_local(async move {
+            let _ = server.write_all(&bytes).await;
+            let _ = server.shutdown().await;
+            // Keep reading what the client sends until it closes, so that it never blocks.
+            let mut sink = [0u8; 4096];
+            while let Ok(n) = tokio::io::AsyncReadExt::read(&mut server, &mut sink).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        });
+        let Ok(conn) = FastConnection::handshake(client).await else {
+            return;
+        };
+        let head = volley_client::CallHead::new("http", "x:1", "/a.B/C", &[], None, false)
+            .expect("a call head");
+        let block = HeaderBlock::of(&head);
+        let body = Bytes::from_static(&[0, 0, 0, 0, 0]);
+        let calls = futures_join(conn.unary(&block, body.clone()), conn.unary(&block, body));
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), calls)
+            .await
+            .expect("the calls end once the server's bytes do");
+        drop(conn);
+        let _ = writer.await;
+    });
+}
+
+/// Both futures to completion.
+async fn futures_join<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    tokio::join!(a, b)
 }

@@ -36,6 +36,9 @@ use frame::{Head, HeaderBlock, MAX_WINDOW, PREFACE, flag, kind, setting};
 /// Receive-window bytes consumed before the connection's window is topped up.
 const TOP_UP: u32 = 1 << 30;
 
+/// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
+const MAX_FRAME_IN: usize = 16_384;
+
 /// What a call's slot holds.
 enum Slot {
     /// Sent; the reply is coming.
@@ -242,7 +245,9 @@ impl Inner {
                     match id {
                         setting::MAX_CONCURRENT_STREAMS => self.max_open = v,
                         setting::INITIAL_WINDOW_SIZE => self.stream_window = i64::from(v),
-                        setting::MAX_FRAME_SIZE => self.max_frame = v as usize,
+                        setting::MAX_FRAME_SIZE => {
+                            self.max_frame = (v as usize).clamp(16_384, 16_777_215);
+                        }
                         _ => {}
                     }
                 }
@@ -421,7 +426,7 @@ impl FastConnection {
             }
         }
         let first = Head::read(&buf[..9]);
-        if first.kind != kind::SETTINGS || first.stream != 0 || first.len > 16_384 {
+        if first.kind != kind::SETTINGS || first.stream != 0 || first.len > MAX_FRAME_IN {
             return Err(Status::unavailable(
                 "connection error: the server's first frame is not SETTINGS",
             ));
@@ -475,6 +480,11 @@ impl FastConnection {
                     let mut i = r_inner.borrow_mut();
                     while have - at >= 9 {
                         let h = Head::read(&buf[at..at + 9]);
+                        if h.len > MAX_FRAME_IN {
+                            i.close(Status::internal("a frame over the 16,384-byte limit"));
+                            r_notify.notify_one();
+                            return;
+                        }
                         if have - at < 9 + h.len {
                             break;
                         }
@@ -493,10 +503,6 @@ impl FastConnection {
                     buf.copy_within(at..have, 0);
                     have -= at;
                     at = 0;
-                }
-                let max_frame = r_inner.borrow().max_frame.max(16_384);
-                if buf.len() < 9 + max_frame {
-                    buf.resize(9 + max_frame, 0);
                 }
                 let n = match rd.read(&mut buf[have..]).await {
                     Ok(0) => {
@@ -517,6 +523,11 @@ impl FastConnection {
                 let mut i = r_inner.borrow_mut();
                 while have - at >= 9 {
                     let h = Head::read(&buf[at..at + 9]);
+                    if h.len > MAX_FRAME_IN {
+                        i.close(Status::internal("a frame over the 16,384-byte limit"));
+                        r_notify.notify_one();
+                        return;
+                    }
                     if have - at < 9 + h.len {
                         break;
                     }
