@@ -15,6 +15,7 @@ pub mod orders;
 pub mod progress;
 pub mod report;
 pub mod serve;
+pub mod side_http;
 
 use std::process::ExitCode;
 

@@ -51,6 +51,13 @@ fn method_counts(report: &Value) -> Vec<u64> {
         .collect()
 }
 
+/// A fresh folder of this test process.
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("volley-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn bench(args: &[&str], extra: &[String]) -> std::process::Output {
     let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     a.extend_from_slice(extra);
@@ -98,8 +105,7 @@ fn per_method_counts_equal_the_hash_in_one_run_and_in_shards_merged() {
         assert_eq!(m["statusCodeDistribution"]["OK"], m["count"]);
     }
 
-    let dir = std::env::temp_dir().join(format!("volley-scenario-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("scenario");
     let mut files = Vec::new();
     for shard in ["0/2", "1/2"] {
         let out = bench(
@@ -175,8 +181,7 @@ fn per_method_counts_equal_the_hash_in_one_run_and_in_shards_merged() {
 #[test]
 fn stages_set_the_rate_second_by_second() {
     let server = VOLLEY.serve(&[]);
-    let dir = std::env::temp_dir().join(format!("volley-stages-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("stages");
     let scenario = dir.join("ramp.yaml");
     std::fs::write(
         &scenario,
@@ -225,8 +230,7 @@ fn stages_set_the_rate_second_by_second() {
 #[test]
 fn a_100_mb_data_file_streams_with_the_generator_under_64_mb() {
     let server = VOLLEY.serve(&[]);
-    let dir = std::env::temp_dir().join(format!("volley-ndjson-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("ndjson");
     let path = dir.join("names.ndjson");
     {
         use std::io::Write;

@@ -264,6 +264,16 @@ pub fn buckets(h: &Histogram<u64>, min: u64, max: u64) -> Vec<Bucket> {
 impl Report {
     /// Builds the report of a finished run.
     pub fn new(out: Outcome, options: ReportOptions, tags: Option<serde_json::Value>) -> Report {
+        Report::build(out, options, tags, true)
+    }
+
+    /// The report; `with_results` adds the mergeable results (a mix entry's are in the run's).
+    fn build(
+        out: Outcome,
+        options: ReportOptions,
+        tags: Option<serde_json::Value>,
+        with_results: bool,
+    ) -> Report {
         let r: &Recorder = &out.recorder;
         let total_ns = out.total.as_nanos() as u64;
         let secs = out.total.as_secs_f64().max(1e-9);
@@ -318,8 +328,7 @@ impl Report {
             .map(|m| {
                 let mut options = options.clone();
                 options.call = m.name.clone();
-                let mut report = Report::new(out.of_method(m), options, None);
-                report.volley.results = None;
+                let report = Report::build(out.of_method(m), options, None, false);
                 MethodReport {
                     call: m.name.clone(),
                     weight: m.weight,
@@ -328,8 +337,11 @@ impl Report {
             })
             .collect();
         let now = crate::target::payload::now_unix_nanos();
-        let hash = crate::results::plan_hash(&serde_json::to_value(&options).unwrap_or_default());
-        let results = crate::results::Results::of(&out, hash, None);
+        let results = with_results.then(|| {
+            let hash =
+                crate::results::plan_hash(&serde_json::to_value(&options).unwrap_or_default());
+            crate::results::Results::of(&out, hash, None)
+        });
         Report {
             date: rfc3339(now),
             date_unix_nano: now,
@@ -364,7 +376,7 @@ impl Report {
                 thread_timelines: r.timelines.clone(),
                 server_metrics: None,
                 aborted: out.aborted.clone(),
-                results: Some(results),
+                results,
                 verdicts: None,
             },
             methods,

@@ -184,6 +184,24 @@ impl Inner {
         }
     }
 
+    /// Handles every whole frame at the front of `bytes`; returns how many bytes they took, or
+    /// the status of a connection error.
+    fn parse(&mut self, bytes: &[u8]) -> Result<usize, Status> {
+        let mut at = 0;
+        while bytes.len() - at >= 9 {
+            let h = Head::read(&bytes[at..at + 9]);
+            if h.len > MAX_FRAME_IN {
+                return Err(Status::internal("a frame over the 16,384-byte limit"));
+            }
+            if bytes.len() - at < 9 + h.len {
+                break;
+            }
+            self.on_frame(h, &bytes[at + 9..at + 9 + h.len])?;
+            at += 9 + h.len;
+        }
+        Ok(at)
+    }
+
     /// One frame from the server. Returns a connection error's status, if it is one.
     fn on_frame(&mut self, h: Head, p: &[u8]) -> Result<(), Status> {
         match h.kind {
@@ -472,37 +490,25 @@ impl FastConnection {
         // The reader: frames parsed in place, calls settled.
         let (r_inner, r_notify) = (inner, write);
         tokio::task::spawn_local(async move {
-            let mut at = 0usize;
-            let mut first = true;
             loop {
-                // What the handshake read is parsed before the next read.
-                if std::mem::take(&mut first) {
+                // Whole frames first (the handshake may have read some already), then a read.
+                {
                     let mut i = r_inner.borrow_mut();
-                    while have - at >= 9 {
-                        let h = Head::read(&buf[at..at + 9]);
-                        if h.len > MAX_FRAME_IN {
-                            i.close(Status::internal("a frame over the 16,384-byte limit"));
-                            r_notify.notify_one();
-                            return;
+                    match i.parse(&buf[..have]) {
+                        Ok(used) => {
+                            buf.copy_within(used..have, 0);
+                            have -= used;
                         }
-                        if have - at < 9 + h.len {
-                            break;
-                        }
-                        if let Err(s) = i.on_frame(h, &buf[at + 9..at + 9 + h.len]) {
+                        Err(s) => {
                             i.close(s);
                             r_notify.notify_one();
                             return;
                         }
-                        at += 9 + h.len;
                     }
-                    if !i.out.is_empty() {
+                    i.trim();
+                    if !i.out.is_empty() || (i.closed.is_some() && i.open == 0) {
                         r_notify.notify_one();
                     }
-                }
-                if at > 0 {
-                    buf.copy_within(at..have, 0);
-                    have -= at;
-                    at = 0;
                 }
                 let n = match rd.read(&mut buf[have..]).await {
                     Ok(0) => {
@@ -520,28 +526,6 @@ impl FastConnection {
                     }
                 };
                 have += n;
-                let mut i = r_inner.borrow_mut();
-                while have - at >= 9 {
-                    let h = Head::read(&buf[at..at + 9]);
-                    if h.len > MAX_FRAME_IN {
-                        i.close(Status::internal("a frame over the 16,384-byte limit"));
-                        r_notify.notify_one();
-                        return;
-                    }
-                    if have - at < 9 + h.len {
-                        break;
-                    }
-                    if let Err(s) = i.on_frame(h, &buf[at + 9..at + 9 + h.len]) {
-                        i.close(s);
-                        r_notify.notify_one();
-                        return;
-                    }
-                    at += 9 + h.len;
-                }
-                i.trim();
-                if !i.out.is_empty() || (i.closed.is_some() && i.open == 0) {
-                    r_notify.notify_one();
-                }
             }
         });
         Ok(conn)

@@ -143,17 +143,19 @@ fn escape(s: &str) -> String {
 }
 
 impl Exposition {
-    /// Empty totals for a run calling `call` (a single method's name; a mix's come with its
-    /// ticks).
-    pub fn new(call: &str) -> Exposition {
+    /// Empty totals for a run calling `methods` (one name, or a mix's entries in order).
+    pub fn new(methods: Vec<String>) -> Exposition {
         Exposition {
-            methods: vec![MethodTotals {
-                name: call.to_owned(),
-                calls: Vec::new(),
-                buckets: [0; BUCKETS.len()],
-                count: 0,
-                sum_s: 0.0,
-            }],
+            methods: methods
+                .into_iter()
+                .map(|name| MethodTotals {
+                    name,
+                    calls: Vec::new(),
+                    buckets: [0; BUCKETS.len()],
+                    count: 0,
+                    sum_s: 0.0,
+                })
+                .collect(),
             in_flight: 0,
             lag_s: 0.0,
             cpu: 0.0,
@@ -173,19 +175,6 @@ impl Exposition {
         if t.methods.is_empty() {
             self.methods[0].add(&t.statuses.0, &t.latency_histogram);
         } else {
-            if self.methods.len() != t.methods.len() {
-                self.methods = t
-                    .methods
-                    .iter()
-                    .map(|m| MethodTotals {
-                        name: m.call.clone(),
-                        calls: Vec::new(),
-                        buckets: [0; BUCKETS.len()],
-                        count: 0,
-                        sum_s: 0.0,
-                    })
-                    .collect();
-            }
             for (totals, m) in self.methods.iter_mut().zip(&t.methods) {
                 totals.add(&m.statuses.0, &m.histogram);
             }
@@ -282,8 +271,7 @@ impl Exposition {
 /// bound (port 0 picks one).
 pub fn serve(addr: &str, exposition: Arc<Mutex<Exposition>>) -> Result<SocketAddr> {
     use http_body_util::Full;
-    use hyper::{Response, server::conn::http1, service::service_fn};
-    use hyper_util::rt::TokioIo;
+    use hyper::Response;
 
     let addr: SocketAddr = addr
         .parse()
@@ -292,40 +280,22 @@ pub fn serve(addr: &str, exposition: Arc<Mutex<Exposition>>) -> Result<SocketAdd
         .with_context(|| format!("--prometheus-listen {addr}: cannot listen"))?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
-    std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
+    crate::side_http::serve("volley-metrics", listener, move |req| {
+        let (status, body) = if req.uri().path() == "/metrics" {
+            (hyper::StatusCode::OK, exposition.lock().unwrap().render())
+        } else {
+            (
+                hyper::StatusCode::NOT_FOUND,
+                "volley bench serves /metrics\n".to_owned(),
+            )
         };
-        rt.block_on(async move {
-            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                return;
-            };
-            while let Ok((conn, _)) = listener.accept().await {
-                let exposition = exposition.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        let exposition = exposition.clone();
-                        async move {
-                            let (status, body) = if req.uri().path() == "/metrics" {
-                                (200, exposition.lock().unwrap().render())
-                            } else {
-                                (404, "volley bench serves /metrics\n".to_owned())
-                            };
-                            Response::builder()
-                                .status(status)
-                                .header("content-type", "text/plain; version=0.0.4")
-                                .body(Full::new(bytes::Bytes::from(body)))
-                        }
-                    });
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(conn), service)
-                        .await;
-                });
-            }
-        });
-    });
+        let mut reply = Response::new(Full::new(bytes::Bytes::from(body)));
+        *reply.status_mut() = status;
+        reply.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        std::future::ready(reply)
+    })?;
     Ok(bound)
 }

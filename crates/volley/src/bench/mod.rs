@@ -175,7 +175,11 @@ impl Watching {
         let exposition = match &self.prometheus {
             None => None,
             Some(addr) => {
-                let e = Arc::new(std::sync::Mutex::new(live::Exposition::new(&plan.call)));
+                let methods = match plan.mix.is_empty() {
+                    true => vec![plan.call.clone()],
+                    false => plan.mix.iter().map(|m| m.name.clone()).collect(),
+                };
+                let e = Arc::new(std::sync::Mutex::new(live::Exposition::new(methods)));
                 let bound = live::serve(addr, e.clone())?;
                 eprintln!("volley: metrics on http://{bound}/metrics");
                 Some(e)

@@ -3,14 +3,13 @@
 //! and v1's (`POST /add`, `POST /find`, `GET /clear`, and `GET /` on `--admin-addr` only: on the
 //! calls' port `/` is volley's hello). Stubs added apply to the next call.
 
-use std::{convert::Infallible, net::SocketAddr};
+use std::net::SocketAddr;
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::{body::Incoming, server::conn::http1, service::service_fn};
-use hyper_util::rt::TokioIo;
+use hyper::body::Incoming;
 use serde_json::{Value, json};
 use volley_server::ServerBuilder;
 
@@ -116,32 +115,8 @@ pub fn start(addr: SocketAddr, stubs: Stubs) -> Result<SocketAddr> {
         .with_context(|| format!("cannot listen on --admin-addr {addr}"))?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
-    std::thread::Builder::new()
-        .name("volley-admin".into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                while let Ok((conn, _)) = listener.accept().await {
-                    let stubs = stubs.clone();
-                    tokio::spawn(async move {
-                        let service = service_fn(move |req| {
-                            let stubs = stubs.clone();
-                            async move { Ok::<_, Infallible>(serve_one(stubs, req).await) }
-                        });
-                        let _ = http1::Builder::new()
-                            .serve_connection(TokioIo::new(conn), service)
-                            .await;
-                    });
-                }
-            });
-        })?;
+    crate::side_http::serve("volley-admin", listener, move |req| {
+        serve_one(stubs.clone(), req)
+    })?;
     Ok(bound)
 }
