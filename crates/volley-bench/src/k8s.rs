@@ -5,26 +5,73 @@
 
 use serde_json::{Value, json};
 
-/// What the manifest is made of.
-pub struct JobSpec<'a> {
-    /// The Job's name (a DNS label).
+use crate::{
+    plan::{Emit, Plan},
+    report::ReportOptions,
+    results::plan_hash,
+};
+
+/// A plan printed as a Job, and what to tell the user beside it.
+#[derive(Clone, Debug)]
+pub struct Manifest {
+    /// The Job's name.
     pub name: String,
+    /// The Indexed Job, as YAML.
+    pub yaml: String,
+    /// A line for the user, when there is one: thresholds are judged on the merged run.
+    pub note: Option<String>,
+}
+
+/// The Indexed Job of a plan with `--emit k8s-job` (`None` for a plan without `--emit`): `argv`
+/// is the command line the pods' arguments are made from.
+pub fn manifest(plan: &Plan, argv: &[String]) -> Option<Manifest> {
+    let Emit::K8sJob { image, cpus } = plan.emit.as_ref()?;
+    // `resolve` refuses `--emit` without a host and a shard.
+    let host = plan.host.as_deref()?;
+    let shard = plan.run.shard?;
+    let options = serde_json::to_value(ReportOptions::from_plan(plan, host)).unwrap_or_default();
+    let hash = plan_hash(&options);
+    let spec = JobSpec {
+        name: job_name(&plan.run.name, &hash),
+        image,
+        shards: shard.count,
+        args: pod_args(argv),
+        cpus: *cpus,
+        plan_hash: &hash,
+    };
+    let note = (!plan.thresholds.is_empty()).then(|| {
+        format!(
+            "the thresholds are judged on the merged run: kubectl logs -l job-name={} | volley report merge - --threshold ...",
+            spec.name
+        )
+    });
+    Some(Manifest {
+        yaml: indexed_job(&spec),
+        name: spec.name,
+        note,
+    })
+}
+
+/// What the manifest is made of.
+pub(crate) struct JobSpec<'a> {
+    /// The Job's name (a DNS label).
+    pub(crate) name: String,
     /// The container image, with `volley` as its entrypoint.
-    pub image: &'a str,
+    pub(crate) image: &'a str,
     /// How many shards (completions and parallelism).
-    pub shards: u64,
+    pub(crate) shards: u64,
     /// The container's arguments: `bench` and the plan's flags.
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// CPUs each pod asks for.
-    pub cpus: u64,
+    pub(crate) cpus: u64,
     /// The plan's hash, as a label.
-    pub plan_hash: &'a str,
+    pub(crate) plan_hash: &'a str,
 }
 
 /// A name Kubernetes accepts for a Job (lower-case letters, digits and `-`, at most 52
 /// characters so that pod names stay under 63): `volley-bench-` and the plan's hash unless
 /// `--name` gives one.
-pub fn job_name(run_name: &str, plan_hash: &str) -> String {
+pub(crate) fn job_name(run_name: &str, plan_hash: &str) -> String {
     let cleaned: String = run_name
         .to_ascii_lowercase()
         .chars()
@@ -44,7 +91,7 @@ pub fn job_name(run_name: &str, plan_hash: &str) -> String {
 }
 
 /// The Indexed Job, as YAML.
-pub fn indexed_job(spec: &JobSpec<'_>) -> String {
+pub(crate) fn indexed_job(spec: &JobSpec<'_>) -> String {
     let labels = json!({
         "app.kubernetes.io/name": "volley-bench",
         "volley.dev/plan-hash": spec.plan_hash,
@@ -90,7 +137,7 @@ pub fn indexed_job(spec: &JobSpec<'_>) -> String {
 /// prints `-O json` to its log, which Kubernetes keeps), and so do `--threshold` and `--junit`
 /// (a shard alone is not the run: `volley report merge` judges the merged one); everything else
 /// stays as given.
-pub fn pod_args(argv: &[String]) -> Vec<String> {
+pub(crate) fn pod_args(argv: &[String]) -> Vec<String> {
     let mut out = vec!["bench".to_owned()];
     let mut it = argv.iter().skip_while(|a| *a != "bench").skip(1).peekable();
     while let Some(a) = it.next() {

@@ -1,10 +1,12 @@
 //! Per-thread result recording: HDR histograms (so memory does not grow with `-n`), exact
 //! min/max, status counts in an array, error strings formatted only for failures, and optional
-//! per-call details. Each runtime thread owns one; they are merged once at the end.
+//! per-call details. Each runtime thread owns one; they are merged once at the end. Counts by
+//! name print in a fixed order ([`Ordered`]), in the report and in the live ticks alike.
 
 use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
+use serde::{Serialize, Serializer, ser::SerializeMap};
 use volley_wire::{ALL_CODES, Code, Status};
 
 /// Latencies are recorded in nanoseconds from 1 ns to one hour at 3 significant digits.
@@ -20,6 +22,20 @@ pub const SECOND_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 /// Seconds with fewer calls than this are left out of the per-second figures: their
 /// quantiles say little.
 const SECOND_MIN_CALLS: u64 = 20;
+
+/// A map serialized in the order given (ghz's maps print in random order; ours are fixed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ordered(pub Vec<(String, u64)>);
+
+impl Serialize for Ordered {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
 
 /// One call's record, kept when the report format lists calls.
 #[derive(Clone, Debug)]

@@ -14,19 +14,10 @@ use hdrhistogram::{
 use serde::{Deserialize, Serialize};
 use volley_wire::ALL_CODES;
 
-use crate::{engine::Outcome, recorder::Recorder};
+use crate::{engine::Outcome, plan::shard::Shard, recorder::Recorder};
 
 /// The layout's version: a merge refuses results of another.
 pub const VERSION: u32 = 1;
-
-/// Which shard of how many a run was (`--shard I/N`).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Shard {
-    /// From 0.
-    pub index: u64,
-    /// How many shards the plan has.
-    pub count: u64,
-}
 
 /// The histograms, each base64 of HdrHistogram's V2 deflate encoding (empty when nothing was
 /// recorded).

@@ -4,21 +4,7 @@ use std::fmt::Write;
 
 use prost_build::Service;
 
-use crate::{
-    names::snake,
-    server::{full_name, type_path},
-};
-
-/// The methods `generate` writes on every client besides the rpcs: an rpc whose Rust name is one
-/// of these would collide (`names::collisions` refuses it). Keep in step with the text below.
-pub(crate) const OWN_METHODS: &[&str] = &[
-    "new",
-    "connect",
-    "from_grpc",
-    "send_compressed",
-    "max_decoding_message_size",
-    "grpc",
-];
+use crate::names::{full_name, snake, type_path};
 
 /// Appends `<service>_client` to `buf`.
 pub(crate) fn generate(service: &Service, buf: &mut String) {

@@ -1,10 +1,12 @@
-//! The Rust names generated for services and methods, and the check that two never collide.
+//! The Rust names generated for services and methods (modules, fns, stream types, type paths
+//! from inside the generated module, the methods every client has), and the check that two
+//! never collide.
 
 use std::collections::HashMap;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 
-use crate::client::OWN_METHODS;
+use prost_build::Service;
 use prost_types::FileDescriptorSet;
 
 /// `Greeter` -> `greeter`, `TestService` -> `test_service` (tonic-build's module stem).
@@ -15,6 +17,32 @@ pub(crate) fn snake(name: &str) -> String {
 /// `List` -> `ListStream`: the associated type naming a method's reply stream.
 pub(crate) fn stream_type(method_proto_name: &str) -> String {
     format!("{}Stream", method_proto_name.to_upper_camel_case())
+}
+
+/// The methods `generate` writes on every client besides the rpcs: an rpc whose Rust name is one
+/// of these would collide ([`collisions`] refuses it). Keep in step with `client::generate`'s text.
+pub(crate) const OWN_METHODS: &[&str] = &[
+    "new",
+    "connect",
+    "from_grpc",
+    "send_compressed",
+    "with_interceptor",
+    "max_decoding_message_size",
+    "grpc",
+];
+
+/// A message type as seen from inside the generated module (one level below the package's).
+pub(crate) fn type_path(rust_path: &str) -> String {
+    if rust_path.starts_with("::") || rust_path.starts_with("crate::") {
+        rust_path.to_owned()
+    } else {
+        format!("super::{rust_path}")
+    }
+}
+
+/// The fully-qualified service name, `package.Service`.
+pub(crate) fn full_name(service: &Service) -> String {
+    qualified(&service.package, &service.proto_name)
 }
 
 /// Every generated name that two services (per package) or two methods (per service) would
@@ -109,6 +137,7 @@ mod tests {
                             method("List", true),
                             method("list", true),
                             method("Connect", false),
+                            method("WithInterceptor", false),
                         ],
                     ),
                     svc("users", vec![]),
@@ -125,6 +154,8 @@ mod tests {
                 "methods pkg.Users.List and pkg.Users.list both generate type ListStream",
                 "method pkg.Users.Connect generates fn connect, which the generated client \
                  already has; rename the rpc",
+                "method pkg.Users.WithInterceptor generates fn with_interceptor, which the \
+                 generated client already has; rename the rpc",
                 "services pkg.Users and pkg.users both generate module users_server and type Users",
             ]
         );

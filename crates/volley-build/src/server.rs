@@ -5,25 +5,7 @@ use std::fmt::Write;
 
 use prost_build::{Method, Service};
 
-use crate::names::{snake, stream_type};
-
-/// A message type as seen from inside the generated module (one level below the package's).
-pub(crate) fn type_path(rust_path: &str) -> String {
-    if rust_path.starts_with("::") || rust_path.starts_with("crate::") {
-        rust_path.to_owned()
-    } else {
-        format!("super::{rust_path}")
-    }
-}
-
-/// The fully-qualified service name, `package.Service`.
-pub(crate) fn full_name(service: &Service) -> String {
-    if service.package.is_empty() {
-        service.proto_name.clone()
-    } else {
-        format!("{}.{}", service.package, service.proto_name)
-    }
-}
+use crate::names::{full_name, snake, stream_type, type_path};
 
 fn request_type(m: &Method) -> String {
     let input = type_path(&m.input_type);

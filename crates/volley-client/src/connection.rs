@@ -92,6 +92,16 @@ impl Connection {
         }
     }
 
+    /// Runs the HTTP/2 handshake on a stream the caller dialled itself (its own TCP, Unix socket
+    /// or TLS set-up, to report each step's failure in its own words); `ep` gives the target's
+    /// name for errors and the keepalive.
+    pub async fn handshake_on<T>(ep: &Endpoint, io: T) -> Result<Connection, ConnectError>
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        handshake(ep, Box::new(io)).await
+    }
+
     /// The h2 handle for opening streams.
     pub fn sender(&self) -> &SendRequest<Bytes> {
         &self.send
@@ -104,7 +114,7 @@ impl Connection {
         &self,
         head: http::Request<()>,
     ) -> Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>), volley_wire::Status> {
-        let transport = |e: h2::Error| crate::call::transport_status(&e);
+        let transport = |e: h2::Error| crate::attempt::transport_status(&e);
         let mut send = self.send.clone().ready().await.map_err(transport)?;
         send.send_request(head, false).map_err(transport)
     }
@@ -124,6 +134,11 @@ impl Connection {
     pub fn max_streams(&self) -> usize {
         self.send.current_max_send_streams()
     }
+}
+
+/// The status of a call that found no connection: UNAVAILABLE, with why.
+pub(crate) fn unavailable(e: impl std::fmt::Display) -> volley_wire::Status {
+    volley_wire::Status::unavailable(format!("connection error: {e}"))
 }
 
 /// A dialled byte stream (TCP or Unix socket, maybe TLS); boxed once per connection.

@@ -1,5 +1,6 @@
 //! Schemas by server reflection: asks for the file defining a symbol, then for every import it
-//! lacks, over one bidi stream (v1, falling back to v1alpha), and links the files into a pool.
+//! lacks, over one bidi stream (v1, falling back to v1alpha), and links the files into a pool;
+//! or for the list of services.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,7 +17,7 @@ use volley_proto::pb::reflection::{
 };
 use volley_wire::{Code, Status, codec::FrameDecoder};
 
-use crate::{CallHead, call::transport_status, connection::Connection};
+use crate::{CallHead, attempt::transport_status, connection::Connection};
 
 /// Why reflection could not produce a schema.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,48 @@ pub async fn fetch_pool(
         }
     }
     Err(ReflectError::Unsupported(last))
+}
+
+/// The services the server lists, in its order (v1, falling back to v1alpha).
+pub async fn list_services(
+    conn: &Connection,
+    scheme: &str,
+    authority: &str,
+    metadata: &[(HeaderName, HeaderValue)],
+) -> Result<Vec<String>, ReflectError> {
+    let mut last = String::new();
+    for path in PATHS {
+        let head = CallHead::new(scheme, authority, path, metadata, None, false)
+            .map_err(ReflectError::Call)?;
+        match list_with(conn, &head).await {
+            Err(Fetch::Unimplemented(s)) => last = s,
+            Err(Fetch::Failed(e)) => return Err(e),
+            Ok(names) => return Ok(names),
+        }
+    }
+    Err(ReflectError::Unsupported(last))
+}
+
+async fn list_with(conn: &Connection, head: &CallHead) -> Result<Vec<String>, Fetch> {
+    let (resp, mut out) = conn.open_stream(head.request()).await.map_err(failed)?;
+    ask(&mut out, Req::ListServices(String::new()))?;
+    let resp = resp.await.map_err(|e| failed(transport_status(&e)))?;
+    if let Some(s) = Status::from_headers(resp.headers()) {
+        return Err(failed(s));
+    }
+    let mut body = Replies {
+        body: resp.into_body(),
+        decoder: FrameDecoder::new(None, 64 << 20),
+    };
+    let reply = body.next().await?;
+    let _ = out.send_data(Bytes::new(), true);
+    match reply.message_response {
+        Some(Resp::ListServicesResponse(l)) => Ok(l.service.into_iter().map(|s| s.name).collect()),
+        Some(Resp::ErrorResponse(e)) => Err(Fetch::Failed(ReflectError::Call(e.error_message))),
+        _ => Err(Fetch::Failed(ReflectError::Call(
+            "unexpected reflection reply".into(),
+        ))),
+    }
 }
 
 enum Fetch {

@@ -30,7 +30,7 @@ pub(crate) trait Failed {
     fn finish(self, retrying: bool) -> Status;
 }
 
-impl Failed for crate::call::Failure {
+impl Failed for crate::attempt::Failure {
     fn status(&self) -> &Status {
         &self.status
     }

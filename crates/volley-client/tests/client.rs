@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use bytes::Bytes;
 use volley_client::{
-    CallHead, ConnectError, Connection, Endpoint, Target, call::unary, reflect::fetch_pool,
+    CallHead, ConnectError, Connection, Endpoint, Target, load::call::unary, reflect::fetch_pool,
 };
 use volley_server::Server;
 use volley_services::pb::api::GetUserRequest;

@@ -5,6 +5,8 @@
 //! turns JSON into encoded protobuf for a method's input; `template` renders ghz's call-data
 //! templates; `pb` holds the generated health and reflection types.
 
+pub mod compile;
+pub mod editions;
 pub mod message;
 pub mod pb;
 pub mod schema;

@@ -69,10 +69,12 @@ pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<Descriptor
             file.display()
         )));
     }
-    let mut compiler = protox::Compiler::new(&includes).map_err(|e| compile_error(&e))?;
+    let mut compiler = protox::Compiler::with_file_resolver(crate::compile::resolver(&includes));
     compiler.include_imports(true);
     compiler.open_file(file).map_err(|e| compile_error(&e))?;
-    Ok(compiler.descriptor_pool())
+    let mut pool = compiler.descriptor_pool();
+    crate::compile::add_common(&mut pool)?;
+    Ok(pool)
 }
 
 /// Compiles `files` (named relative to one of `includes`) with protox into a descriptor set
@@ -91,26 +93,13 @@ pub fn compile_files(
 }
 
 fn compile_error(e: &protox::Error) -> SchemaError {
-    // protox's Display names the file and the problem; its Debug (miette) adds line and column.
-    let mut msg = e.to_string();
-    if let Some(loc) = location(e) {
-        msg = format!("{loc}: {msg}");
-    }
-    SchemaError::Compile(msg)
+    SchemaError::Compile(crate::compile::describe(e))
 }
 
-/// `file:line:column` of a compile error, when protox knows it.
-fn location(e: &protox::Error) -> Option<String> {
-    use miette::Diagnostic;
-    let file = e.file()?.to_owned();
-    let span = e.labels()?.next()?;
-    let src = e.source_code()?;
-    let contents = src.read_span(span.inner(), 0, 0).ok()?;
-    Some(format!(
-        "{file}:{}:{}",
-        contents.line() + 1,
-        contents.column() + 1
-    ))
+impl From<crate::compile::CompileError> for SchemaError {
+    fn from(e: crate::compile::CompileError) -> SchemaError {
+        SchemaError::Compile(e.0)
+    }
 }
 
 /// Loads an encoded `FileDescriptorSet` (`protoc --descriptor_set_out`, `buf build -o`).
@@ -119,10 +108,13 @@ pub fn load_protoset(path: &Path) -> Result<DescriptorPool, SchemaError> {
         path: path.to_owned(),
         problem: e.to_string(),
     })?;
-    let set = FileDescriptorSet::decode(&bytes[..]).map_err(|e| SchemaError::Protoset {
+    let mut set = FileDescriptorSet::decode(&bytes[..]).map_err(|e| SchemaError::Protoset {
         path: path.to_owned(),
         problem: format!("not a FileDescriptorSet: {e}"),
     })?;
+    for f in &mut set.file {
+        crate::editions::lower_descriptor(f);
+    }
     Ok(DescriptorPool::from_file_descriptor_set(set)?)
 }
 

@@ -22,7 +22,7 @@ pub const DEFAULT_MAX_CONCURRENT_STREAMS: u32 = 1024;
 /// Default time in-flight calls get to finish once a drain starts.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// Default minimum interval between a client's pings on a connection with no call open.
-pub const DEFAULT_PING_MIN_INTERVAL: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_PING_MIN_INTERVAL: Duration = Duration::from_secs(300);
 /// Default time a new connection has to identify itself (TLS handshake done; for plaintext, the
 /// whole HTTP/2 preface or a byte that rules it out) before it is closed.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

@@ -26,6 +26,8 @@
 //!   stage above may read; it reads from none of them.
 //! - [`tls`], [`health`], [`reflection`], [`metrics`], [`auth`], [`cors`], [`limit`]: the
 //!   batteries.
+//! - [`listen`], [`fds`]: what a server binary does before `serve`: bind TCP or Unix sockets
+//!   with a deep backlog, and raise the open-file limit as Go's runtime does.
 //! - [`codegen`]: what the services `volley-build` generates use.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
@@ -41,10 +43,12 @@ mod conn;
 pub mod cors;
 mod deadline;
 mod error;
+pub mod fds;
 mod handler;
 pub mod health;
 pub mod intercept;
 pub mod limit;
+pub mod listen;
 pub mod metrics;
 pub mod reflection;
 mod route;

@@ -63,6 +63,17 @@ fn test_service(dropped: Arc<std::sync::Mutex<Option<oneshot::Sender<()>>>>) -> 
             }
             Ok(resp)
         })
+        .unary("SetHeader", |req: Request<Num>| async move {
+            // Replies with the header the caller names (x-name: x-value) in its metadata.
+            let name = req.metadata().get("x-name").cloned();
+            let value = req.metadata().get("x-value").cloned();
+            let mut resp = Response::new(req.into_inner());
+            if let (Some(n), Some(v)) = (name, value) {
+                let n = http::HeaderName::from_bytes(n.as_bytes()).unwrap();
+                resp.metadata_mut().insert(n, v);
+            }
+            Ok(resp)
+        })
         .unary("Fail", |req: Request<Num>| async move {
             Err::<Response<Num>, _>(Status::new(
                 Code::from_i32(req.get_ref().n as i32),
@@ -795,4 +806,48 @@ async fn serves_a_unix_socket_and_byte_streams_handed_in() {
     let _ = stop.send(());
     unix.await.unwrap();
     let _ = std::fs::remove_file(&path);
+}
+
+/// HTTP/2 forbids connection-specific headers (RFC 9113 8.2.2): a handler that puts one in its
+/// reply does not get it onto the wire, its call fails, and the connection keeps serving; `te:
+/// trailers`, the one allowed form of TE, goes through.
+#[tokio::test]
+async fn connection_specific_reply_headers_are_refused_and_the_connection_goes_on() {
+    let r = start(|b| b).await;
+    let c = client(&r).await;
+    let set = |name: &'static str, value: &'static str| {
+        let c = &c;
+        async move {
+            c.call(
+                "/test.Calc/SetHeader",
+                &[("x-name", name), ("x-value", value)],
+                vec![frame(&num(1))],
+            )
+            .await
+        }
+    };
+    let ok = set("te", "trailers")
+        .await
+        .expect("te: trailers is allowed");
+    assert_eq!(ok.code(), Code::Ok);
+    assert_eq!(ok.headers["te"], "trailers");
+    for (name, value) in [
+        ("connection", "close"),
+        ("transfer-encoding", "chunked"),
+        ("upgrade", "h2c"),
+        ("keep-alive", "timeout=5"),
+        ("proxy-connection", "keep-alive"),
+        ("te", "gzip"),
+    ] {
+        // A reset stream (Err) is a failed call too, as it must be.
+        if let Ok(reply) = set(name, value).await {
+            assert_ne!(
+                reply.code(),
+                Code::Ok,
+                "{name}: {value} must not be answered OK"
+            );
+            assert!(!reply.headers.contains_key(name), "{name} reached the wire");
+        }
+        echo_ok(&c, 2).await;
+    }
 }

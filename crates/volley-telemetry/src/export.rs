@@ -1,14 +1,21 @@
-//! The OTLP/HTTP span exporter (opentelemetry-otlp, protobuf encoding) behind a batch processor
-//! on its own thread: calls only queue their spans. A collector that cannot be reached is
+//! The OTLP span exporter behind a batch processor on its own thread: calls only queue their
+//! spans. OTLP/HTTP (protobuf, opentelemetry-otlp with volley's HTTP client, so `https://` works)
+//! or OTLP/gRPC (volley's own gRPC client), chosen by `OTEL_EXPORTER_OTLP_PROTOCOL` as the
+//! OpenTelemetry specification names it; the service name from `OTEL_SERVICE_NAME` (or
+//! `service.name` in `OTEL_RESOURCE_ATTRIBUTES`) when set. A collector that cannot be reached is
 //! reported once, as one log line, and spans are dropped rather than held.
 
 use std::{
-    sync::atomic::{AtomicBool, Ordering},
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
 use opentelemetry::global;
-use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::{
     Resource,
     error::OTelSdkResult,
@@ -16,20 +23,86 @@ use opentelemetry_sdk::{
     trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter},
 };
 
+use crate::{background::Background, grpc_exporter, http_client::VolleyHttp};
+
 /// Why the exporter could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ExporterError {
     /// The endpoint is not an http(s) URL.
     #[error("--otlp-endpoint {0:?} is not an http:// or https:// URL")]
     Endpoint(String),
+    /// The protocol is not one volley speaks.
+    #[error(
+        "OTEL_EXPORTER_OTLP_PROTOCOL={0:?} is not supported: use grpc or http/protobuf (the default)"
+    )]
+    Protocol(String),
     /// The OTLP exporter refused its configuration.
     #[error("cannot set up the OTLP exporter for {url}: {detail}")]
     Build {
         /// Where spans would go.
         url: String,
-        /// What opentelemetry-otlp said.
+        /// What went wrong.
         detail: String,
     },
+}
+
+/// OTLP's two transports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtlpProtocol {
+    /// Protobuf over HTTP, `POST <endpoint>/v1/traces` (port 4318 by convention).
+    HttpProtobuf,
+    /// gRPC, `TraceService/Export` (port 4317 by convention).
+    Grpc,
+}
+
+impl OtlpProtocol {
+    /// The specification's names: `grpc`, `http/protobuf`.
+    pub fn parse(s: &str) -> Result<OtlpProtocol, ExporterError> {
+        match s.trim() {
+            "grpc" => Ok(OtlpProtocol::Grpc),
+            "http/protobuf" | "" => Ok(OtlpProtocol::HttpProtobuf),
+            other => Err(ExporterError::Protocol(other.to_owned())),
+        }
+    }
+}
+
+/// Where and how spans go.
+#[derive(Clone, Debug)]
+pub struct ExportOptions {
+    /// The collector's base URL (`http://host:4318`, `https://...`, `http://host:4317` for gRPC).
+    pub endpoint: String,
+    /// The service name, unless the environment names one.
+    pub service_name: String,
+    /// The transport.
+    pub protocol: OtlpProtocol,
+    /// A PEM CA for an https collector (default: the system's roots).
+    pub cacert: Option<PathBuf>,
+}
+
+impl ExportOptions {
+    /// Options for `endpoint`, the rest from the environment as the OpenTelemetry
+    /// specification names it: `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` and
+    /// `OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE`.
+    pub fn from_env(endpoint: &str, service_name: &str) -> Result<ExportOptions, ExporterError> {
+        let var = |names: [&str; 2]| names.iter().find_map(|n| std::env::var(n).ok());
+        let protocol = var([
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ])
+        .map_or(Ok(OtlpProtocol::HttpProtobuf), |p| OtlpProtocol::parse(&p))?;
+        let cacert = var([
+            "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+            "OTEL_EXPORTER_OTLP_CERTIFICATE",
+        ])
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from);
+        Ok(ExportOptions {
+            endpoint: endpoint.to_owned(),
+            service_name: service_name.to_owned(),
+            protocol,
+            cacert,
+        })
+    }
 }
 
 /// The running exporter; dropping it flushes the spans still queued and stops it.
@@ -39,30 +112,50 @@ pub struct Exporter {
 }
 
 impl Exporter {
-    /// Exports spans of `service_name` to the OTLP/HTTP collector at `endpoint` (its base URL,
-    /// as `OTEL_EXPORTER_OTLP_ENDPOINT`: spans go to `<endpoint>/v1/traces`; a URL already
-    /// ending in `/v1/traces` is used as it is), and makes it the global tracer provider.
+    /// Exports spans of `service_name` to the collector at `endpoint` (its base URL, as
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: for OTLP/HTTP spans go to `<endpoint>/v1/traces`, a URL
+    /// already ending in `/v1/traces` is used as it is), with the protocol and CA the
+    /// environment names, and makes it the global tracer provider.
     pub fn start(endpoint: &str, service_name: &str) -> Result<Exporter, ExporterError> {
+        Exporter::start_with(ExportOptions::from_env(endpoint, service_name)?)
+    }
+
+    /// [`Exporter::start`] with every choice given.
+    pub fn start_with(opts: ExportOptions) -> Result<Exporter, ExporterError> {
+        let endpoint = opts.endpoint.as_str();
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
             return Err(ExporterError::Endpoint(endpoint.to_owned()));
         }
-        let url = if endpoint.trim_end_matches('/').ends_with("/v1/traces") {
-            endpoint.to_owned()
-        } else {
-            format!("{}/v1/traces", endpoint.trim_end_matches('/'))
+        let build_err = |url: &str, detail: String| ExporterError::Build {
+            url: url.to_owned(),
+            detail,
         };
-        let otlp = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(url.clone())
-            .with_timeout(Duration::from_secs(5))
-            .build()
-            .map_err(|e| ExporterError::Build {
-                url: url.clone(),
-                detail: e.to_string(),
-            })?;
+        let bg = Arc::new(Background::new().map_err(|e| build_err(endpoint, e.to_string()))?);
+        let (exporter, url) = match opts.protocol {
+            OtlpProtocol::HttpProtobuf => {
+                let url = if endpoint.trim_end_matches('/').ends_with("/v1/traces") {
+                    endpoint.to_owned()
+                } else {
+                    format!("{}/v1/traces", endpoint.trim_end_matches('/'))
+                };
+                let otlp = opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_http_client(VolleyHttp::new(opts.cacert.clone(), bg))
+                    .with_protocol(Protocol::HttpBinary)
+                    .with_endpoint(url.clone())
+                    .with_timeout(Duration::from_secs(5))
+                    .build()
+                    .map_err(|e| build_err(&url, e.to_string()))?;
+                (Otlp::Http(otlp), url)
+            }
+            OtlpProtocol::Grpc => {
+                let g = grpc_exporter::build(endpoint, opts.cacert.clone(), bg)
+                    .map_err(|e| build_err(endpoint, e))?;
+                (Otlp::Grpc(g), format!("{endpoint} (OTLP/gRPC)"))
+            }
+        };
         let exporter = WarnOnce {
-            inner: otlp,
+            inner: exporter,
             url: url.clone(),
             warned: AtomicBool::new(false),
         };
@@ -77,11 +170,7 @@ impl Exporter {
             .build();
         let provider = SdkTracerProvider::builder()
             .with_span_processor(processor)
-            .with_resource(
-                Resource::builder()
-                    .with_service_name(service_name.to_owned())
-                    .build(),
-            )
+            .with_resource(resource(&opts.service_name))
             .build();
         global::set_tracer_provider(provider.clone());
         global::set_text_map_propagator(TraceContextPropagator::new());
@@ -102,6 +191,62 @@ impl Exporter {
 impl Drop for Exporter {
     fn drop(&mut self) {
         let _ = self.provider.shutdown();
+    }
+}
+
+/// The SDK's resource (which reads `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`), named
+/// `default_name` only when the environment names no service.
+fn resource(default_name: &str) -> Resource {
+    let builder = Resource::builder();
+    let named = names_service(
+        std::env::var("OTEL_SERVICE_NAME").ok().as_deref(),
+        std::env::var("OTEL_RESOURCE_ATTRIBUTES").ok().as_deref(),
+    );
+    if named {
+        builder.build()
+    } else {
+        builder.with_service_name(default_name.to_owned()).build()
+    }
+}
+
+/// Whether the environment names the service.
+fn names_service(service_name: Option<&str>, attributes: Option<&str>) -> bool {
+    service_name.is_some_and(|s| !s.trim().is_empty())
+        || attributes.is_some_and(|a| {
+            a.split(',').any(|kv| {
+                kv.split_once('=')
+                    .is_some_and(|(k, _)| k.trim() == "service.name")
+            })
+        })
+}
+
+/// The exporter for the protocol chosen.
+#[derive(Debug)]
+enum Otlp {
+    Http(opentelemetry_otlp::SpanExporter),
+    Grpc(grpc_exporter::GrpcExporter),
+}
+
+impl SpanExporter for Otlp {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        match self {
+            Otlp::Http(e) => e.export(batch).await,
+            Otlp::Grpc(e) => e.export(batch).await,
+        }
+    }
+
+    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
+        match self {
+            Otlp::Http(e) => e.shutdown_with_timeout(timeout),
+            Otlp::Grpc(e) => e.shutdown_with_timeout(timeout),
+        }
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        match self {
+            Otlp::Http(e) => e.set_resource(resource),
+            Otlp::Grpc(e) => e.set_resource(resource),
+        }
     }
 }
 
@@ -139,5 +284,33 @@ impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.inner.set_resource(resource);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_names_the_service() {
+        assert!(names_service(Some("shop"), None));
+        assert!(!names_service(Some(" "), None));
+        assert!(names_service(
+            None,
+            Some("deployment=prod, service.name=shop")
+        ));
+        assert!(!names_service(None, Some("service.namespace=x")));
+        assert!(!names_service(None, None));
+    }
+
+    #[test]
+    fn protocols_by_their_specification_names() {
+        assert_eq!(OtlpProtocol::parse("grpc").unwrap(), OtlpProtocol::Grpc);
+        assert_eq!(
+            OtlpProtocol::parse("http/protobuf").unwrap(),
+            OtlpProtocol::HttpProtobuf
+        );
+        let e = OtlpProtocol::parse("http/json").unwrap_err().to_string();
+        assert!(e.contains("use grpc or http/protobuf"), "{e}");
     }
 }

@@ -5,16 +5,23 @@
 //!   with the method, peer, protocol, deadline and status as attributes.
 //! - [`ClientTracing`]: a client interceptor that records one span per attempt, child of the
 //!   caller's current context, and sends its `traceparent`.
-//! - [`Exporter::start`]: the OTLP/HTTP exporter (protobuf over HTTP, `/v1/traces`), on a
-//!   thread of its own: calls never wait for it, and an unreachable collector costs one log line.
+//! - [`Exporter::start`]: the OTLP exporter, on a thread of its own: calls never wait for it,
+//!   and an unreachable collector costs one log line. OTLP/HTTP (protobuf, `/v1/traces`) by
+//!   default, over volley's HTTP client with rustls (`http_client`), or OTLP/gRPC through
+//!   volley's gRPC client (`grpc_exporter`), both on a small runtime of their own
+//!   (`background`); protocol, CA and service name as the OpenTelemetry environment variables
+//!   say (`export`).
 //!
 //! Spans go to OpenTelemetry's global tracer provider, which [`Exporter::start`] sets; a server
 //! started without one records nothing but still propagates nothing (no-op spans).
 
+mod background;
 mod export;
+mod grpc_exporter;
+mod http_client;
 mod propagation;
 
-pub use export::{Exporter, ExporterError};
+pub use export::{ExportOptions, Exporter, ExporterError, OtlpProtocol};
 
 use opentelemetry::{
     Context, KeyValue, global,

@@ -133,13 +133,13 @@ pub fn call_template(data: &[u8]) {
     }
 }
 
-/// The bench's fast HTTP/2 client (`volley_client::fast`) reading whatever a server sends: a
+/// The bench's fast HTTP/2 client (`volley_client::load::fast`) reading whatever a server sends: a
 /// valid SETTINGS frame, then the input as the server's bytes, then the end of the stream; two
 /// calls go out meanwhile. Whatever the bytes, the calls must end (with a status) and nothing may
 /// panic or grow without bound.
 pub fn fast_frames(data: &[u8]) {
     use tokio::io::AsyncWriteExt;
-    use volley_client::fast::{FastConnection, frame::HeaderBlock};
+    use volley_client::load::fast::{FastConnection, frame::HeaderBlock};
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

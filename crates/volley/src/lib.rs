@@ -1,42 +1,46 @@
-//! volley, the tool: the command line and one module per subcommand. `main.rs` only parses,
-//! runs and maps the outcome to an exit code, so tests drive everything in-process.
+//! volley, the tool: the command line and one module per product subcommand (`serve`, `bench`,
+//! `report`); the libraries do the work (`volley-server`, `volley-bench`, `volley-call`,
+//! `volley-lab`, ...).
+//! `main.rs` only parses, runs and maps the outcome to an exit code, so tests drive everything
+//! in-process. Signals are handled in one place, [`signal`].
 
 pub mod bench;
-pub mod child;
 pub mod cli;
-pub mod fds;
-pub mod gateway;
-pub mod lab;
-pub mod link;
-pub mod listen;
 pub mod mock;
-pub mod netns;
-pub mod orders;
 pub mod progress;
 pub mod report;
 pub mod serve;
 pub mod side_http;
+pub mod signal;
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use cli::{Cli, Command, ServeWhat};
+use cli::{Cli, Command, LabTool, ServeWhat};
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let done = match cli.command {
         Command::Serve(mut args) => match args.what.take() {
-            Some(ServeWhat::Gateway(g)) => gateway::run(g),
+            Some(ServeWhat::Gateway(g)) => volley_lab::gateway::run(g, signal::next),
             None => serve::run(*args),
         },
+        Command::Mock(args) => mock::run(*args),
         // Its thresholds choose the exit code (`volley_bench::gate`).
         Command::Bench(args) => return bench::run(*args),
-        Command::Orders(args) => orders::run(args),
-        Command::Lab(args) => lab::run(args),
+        // grpcurl's exit codes (64 + a status code for a failed call).
+        Command::Call { args } => return Ok(ExitCode::from(volley_call::main(&args) as u8)),
         Command::Report(cli::ReportCommand::Merge(args)) => return report::merge(args),
         Command::Report(cli::ReportCommand::Compare(args)) => return report::compare(args),
-        Command::Link(args) => link::run(args),
+        Command::Lab(lab) => match lab.tool {
+            None => volley_lab::seeds::run(lab.all),
+            Some(LabTool::Orders(args)) => volley_lab::orders::run(args, signal::next),
+            Some(LabTool::Gateway(args)) => volley_lab::gateway::run(args, signal::next),
+            Some(LabTool::Link(args)) => volley_lab::link::run(args, signal::next),
+        },
+        Command::Orders(args) => volley_lab::orders::run(args, signal::next),
+        Command::Link(args) => volley_lab::link::run(args, signal::next),
         Command::Completions { shell } => completions(shell),
     };
     done.map(|()| ExitCode::SUCCESS)
@@ -53,17 +57,4 @@ fn completions(shell: clap_complete::Shell) -> Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
-}
-
-/// A multi-threaded runtime with `threads` workers (default: one per core), for the subcommands
-/// that serve or call from many tasks (`serve gateway`, `orders`). Returns the thread count too.
-pub(crate) fn runtime(threads: Option<usize>) -> Result<(tokio::runtime::Runtime, usize)> {
-    let threads = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()?;
-    Ok((rt, threads))
 }

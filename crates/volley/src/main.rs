@@ -6,7 +6,8 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = match volley::cli::Cli::try_parse() {
+    // Run as `gripmock` (a symlink or a copy), the binary is `volley mock`.
+    let cli = match volley::cli::Cli::try_parse_from(volley::mock::argv(std::env::args_os())) {
         Ok(cli) => cli,
         // Help and version go out as clap writes them; a usage error becomes one line.
         Err(e) if !e.use_stderr() => e.exit(),
@@ -24,10 +25,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // RUST_LOG as every tracing-based Rust program reads it; VOLLEY_LOG, the older name, wins;
+    // `volley mock` also takes GripMock's LOG_LEVEL (debug, info, warn, error).
+    let mock = matches!(cli.command, volley::cli::Command::Mock(_));
+    let filter = EnvFilter::try_from_env("VOLLEY_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .or_else(|e| match mock {
+            true => EnvFilter::try_from_env("LOG_LEVEL"),
+            false => Err(e),
+        })
+        .unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("VOLLEY_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)

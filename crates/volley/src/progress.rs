@@ -11,7 +11,7 @@ use std::{
 };
 
 use indicatif::{ProgressBar, ProgressStyle};
-use volley_bench::RunOptions;
+use volley_bench::{RunOptions, Stop};
 
 /// A running progress bar.
 pub struct Bar {
@@ -22,14 +22,14 @@ pub struct Bar {
 impl Bar {
     /// Starts drawing `count` against the run's length (calls, or seconds with -z).
     pub fn start(count: Arc<AtomicU64>, run: &RunOptions) -> Bar {
-        let by_time = run.duration;
-        let bar = match by_time {
-            Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
+        let by_time = run.stop.duration();
+        let bar = match run.stop {
+            Stop::Duration(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
                 ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {msg} (eta {eta})")
                     .expect("valid template")
                     .progress_chars("=> "),
             ),
-            None => ProgressBar::new(run.total).with_style(
+            Stop::Calls(n) => ProgressBar::new(n).with_style(
                 ProgressStyle::with_template(
                     "{elapsed_precise} [{bar:40}] {pos}/{len} {msg} (eta {eta})",
                 )

@@ -10,15 +10,14 @@ use volley_server::{Server, auth::BearerToken, cors::Cors, metrics::Metrics, tls
 use volley_services::Options;
 use volley_telemetry::{Exporter, ServerTracing};
 
-use crate::{
-    cli::ServeArgs,
-    listen::{Bound, SocketFiles},
-};
+use volley_server::listen::{Bound, SocketFiles};
+
+use crate::cli::ServeArgs;
 
 /// Runs the server until a signal, then drains and returns.
 pub fn run(mut args: ServeArgs) -> Result<()> {
     args.proto.append(&mut args.protos);
-    if let Some(n) = crate::fds::raise_open_files() {
+    if let Some(n) = volley_server::fds::raise_open_files() {
         tracing::debug!("open-file limit {n}");
     }
     let mut listeners = Vec::new();
@@ -39,18 +38,18 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             work: args.work,
         })
     };
-    let defaults = crate::mock::Defaults {
+    let defaults = volley_mock::Defaults {
         stream_messages: args.stream_messages,
         delay: args.delay,
     };
-    let pools = crate::mock::pools(&args.proto, &args.import_paths, &args.protoset)?;
+    let pools = volley_mock::pools(&args.proto, &args.import_paths, &args.protoset)?;
     let services = if pools.is_empty() {
         if !args.stubs.is_empty() || args.admin_addr.is_some() {
             anyhow::bail!("stubs answer the services of a .proto: give --proto or --protoset");
         }
         Vec::new()
     } else {
-        let stubs = crate::mock::stubs::Stubs::load(&args.stubs, &pools, defaults)?;
+        let stubs = volley_mock::Stubs::load(&args.stubs, &pools, defaults)?;
         if !args.stubs.is_empty() {
             info!(
                 "{} stubs loaded; their files are reread when they change",
@@ -59,11 +58,11 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             stubs.watch();
         }
         if let Some(addr) = args.admin_addr {
-            let bound = crate::mock::admin::start(addr, stubs.clone())?;
+            let bound = volley_mock::admin::start(addr, stubs.clone())?;
             info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find, GET /clear)");
         }
-        builder = crate::mock::admin::mount(builder, &stubs);
-        crate::mock::services(&pools, &args.proto, &args.protoset, &stubs)?
+        builder = volley_mock::admin::mount(builder, &stubs);
+        volley_mock::services(&pools, &args.proto, &args.protoset, &stubs)?
     };
     for s in services {
         info!("serving {} from its descriptor", s.name());
@@ -160,7 +159,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         );
     }
     let signals = async move {
-        let which = wait_for_signal().await;
+        let which = crate::signal::next().await;
         info!("received {which}, draining");
         let _ = stop_tx.send(true);
     };
@@ -273,18 +272,4 @@ async fn serve_async(
         r?;
     }
     Ok(())
-}
-
-pub(crate) async fn wait_for_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    }
 }

@@ -37,8 +37,22 @@ fn bash_completes(words: &[&str]) -> Vec<String> {
 #[test]
 fn bash_completes_subcommands_and_flags() {
     let subcommands = bash_completes(&["volley", ""]);
-    for s in ["serve", "bench", "orders", "lab", "completions"] {
+    for s in [
+        "serve",
+        "bench",
+        "call",
+        "mock",
+        "report",
+        "lab",
+        "completions",
+    ] {
         assert!(subcommands.iter().any(|c| c == s), "{s} in {subcommands:?}");
+    }
+    // The experiment harness lives under `volley lab` (clap_complete's bash script still offers
+    // the hidden old names, which `--help` leaves out).
+    let tools = bash_completes(&["volley", "lab", ""]);
+    for s in ["orders", "gateway", "link"] {
+        assert!(tools.iter().any(|c| c == s), "{s} in {tools:?}");
     }
     let flags = bash_completes(&["volley", "bench", "--conc"]);
     assert!(flags.iter().any(|c| c == "--concurrency"), "{flags:?}");
@@ -59,4 +73,86 @@ fn every_shell_gets_a_script() {
         let script = ok_stdout(&mut VOLLEY.command(&["completions", shell]));
         assert!(script.contains(marker), "{shell}: {marker}");
     }
+}
+
+/// `volley orders`, `volley link` and `volley serve gateway`, the harness's names before it
+/// moved under `volley lab`, still run (hidden from `--help`): scripts written for them work.
+#[test]
+fn the_harness_answers_to_its_old_names() {
+    for (old, new) in [
+        (
+            &["orders", "--clients", "0"][..],
+            &["lab", "orders", "--clients", "0"][..],
+        ),
+        (
+            &[
+                "link",
+                "--listen",
+                "127.0.0.1:0",
+                "--to",
+                "x:1",
+                "--delay",
+                "1ms",
+                "--jitter",
+                "2ms",
+            ][..],
+            &[
+                "lab",
+                "link",
+                "--listen",
+                "127.0.0.1:0",
+                "--to",
+                "x:1",
+                "--delay",
+                "1ms",
+                "--jitter",
+                "2ms",
+            ][..],
+        ),
+        (
+            &[
+                "serve",
+                "gateway",
+                "--backend",
+                "127.0.0.1:1",
+                "--strategy",
+                "bogus",
+            ][..],
+            &[
+                "lab",
+                "gateway",
+                "--backend",
+                "127.0.0.1:1",
+                "--strategy",
+                "bogus",
+            ][..],
+        ),
+    ] {
+        let a = VOLLEY.command(old).output().expect("run");
+        let b = VOLLEY.command(new).output().expect("run");
+        assert!(!a.status.success(), "{old:?} should fail on its bad flag");
+        assert_eq!(a.status.code(), b.status.code(), "{old:?} vs {new:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stderr),
+            "{old:?} vs {new:?}"
+        );
+    }
+    let help = ok_stdout(&mut VOLLEY.command(&["--help"]));
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        listed[..6],
+        ["serve", "bench", "call", "mock", "report", "lab"],
+        "{help}"
+    );
+    assert!(
+        !listed.contains(&"orders") && !listed.contains(&"link"),
+        "{help}"
+    );
 }

@@ -1,4 +1,4 @@
-//! The fast HTTP/2 path (`volley_client::fast`) against a real `volley serve`: many unary calls
+//! The fast HTTP/2 path (`volley_client::load::fast`) against a real `volley serve`: many unary calls
 //! in flight on one connection all answered, a status and its message carried from the
 //! trailers, and a call dropped mid-flight (its stream reset) leaving the connection usable.
 
@@ -7,7 +7,7 @@ use std::{rc::Rc, time::Duration};
 use bytes::Bytes;
 use volley_client::{
     CallHead,
-    fast::{FastConnection, frame::HeaderBlock},
+    load::fast::{FastConnection, frame::HeaderBlock},
 };
 use volley_services::pb::{
     api::GetUserRequest,

@@ -20,7 +20,7 @@ fn gateway(backend: &str, strategy: &str) -> VolleyProcess {
     VolleyProcess::start(
         VOLLEY.bin(),
         &[
-            "serve",
+            "lab",
             "gateway",
             "--backend",
             backend,
@@ -102,7 +102,7 @@ fn a_backend_that_goes_away_gets_503_and_the_gateway_recovers() {
 fn an_unknown_strategy_is_a_one_line_error() {
     let out = Command::new(VOLLEY.bin())
         .args([
-            "serve",
+            "lab",
             "gateway",
             "--backend",
             "127.0.0.1:1",

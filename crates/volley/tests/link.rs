@@ -47,7 +47,7 @@ fn server(sink: bool) -> SocketAddr {
 
 fn link(to: SocketAddr, flags: &[&str]) -> VolleyProcess {
     let to = to.to_string();
-    let mut args = vec!["link", "--listen", "127.0.0.1:0", "--to", &to];
+    let mut args = vec!["lab", "link", "--listen", "127.0.0.1:0", "--to", &to];
     args.extend_from_slice(flags);
     VolleyProcess::start(VOLLEY.bin(), &args)
 }
@@ -151,7 +151,14 @@ fn grpc_goes_through_and_bad_flags_are_one_line() {
             "larger than --delay",
         ),
     ] {
-        let mut args = vec!["link", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:1"];
+        let mut args = vec![
+            "lab",
+            "link",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:1",
+        ];
         args.extend_from_slice(flags);
         let line = fails_in_one_line(&mut VOLLEY.command(&args));
         assert!(line.contains(want), "{flags:?}: {line}");

@@ -278,7 +278,13 @@ fn the_tui_shows_the_run_updates_and_q_ends_it_with_its_report() {
     let limit = Instant::now() + Duration::from_secs(30);
     let first = loop {
         let s = tmux.screen();
-        if s.contains("rate") && s.contains("p99") && s.contains("api.Users.List") {
+        // tmux may capture a frame half drawn (ratatui writes it in pieces, top to bottom): wait
+        // for its last line, the key help, and a per-method row (the title names the methods too).
+        if s.contains("rate")
+            && s.contains("p99")
+            && s.matches("api.Users.List").count() >= 2
+            && s.contains("q: stop the run (the report is still written)")
+        {
             break s;
         }
         assert!(Instant::now() < limit, "the view never drew a tick:\n{s}");

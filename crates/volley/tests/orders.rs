@@ -19,7 +19,7 @@ use volley_testkit::{
 const VOLLEY: Volley = volley!();
 
 fn orders(args: &[&str]) -> Value {
-    let mut a = vec!["orders", "--json"];
+    let mut a = vec!["lab", "orders", "--json"];
     a.extend_from_slice(args);
     serde_json::from_str(&ok_stdout(Command::new(VOLLEY.bin()).args(&a))).unwrap()
 }
@@ -47,11 +47,11 @@ fn every_order_is_answered_unary_stream_and_tls() {
 #[test]
 fn bad_counts_and_a_wrong_ca_are_one_line_errors() {
     assert_eq!(
-        one_line_error(&["orders", "--clients", "0"]),
+        one_line_error(&["lab", "orders", "--clients", "0"]),
         "volley: error: --clients must be at least 1"
     );
     assert_eq!(
-        one_line_error(&["orders", "--count", "0"]),
+        one_line_error(&["lab", "orders", "--count", "0"]),
         "volley: error: --count must be at least 1"
     );
 
@@ -72,6 +72,7 @@ fn bad_counts_and_a_wrong_ca_are_one_line_errors() {
     volley_server::tls::generate_self_signed(&other).unwrap();
     let addr = p.addr().to_string();
     let err = one_line_error(&[
+        "lab",
         "orders",
         "--addr",
         &addr,
@@ -200,9 +201,18 @@ fn namespaces() -> String {
 
 #[test]
 fn the_namespace_scenario_runs_and_cleans_up() {
-    if let Some(why) = volley::netns::unavailable() {
+    if let Some(why) = volley_lab::netns::unavailable() {
         // Not a pass: the scenario says why it cannot run, in one line.
-        let err = one_line_error(&["orders", "--netns", "0", "--clients", "1", "--count", "1"]);
+        let err = one_line_error(&[
+            "lab",
+            "orders",
+            "--netns",
+            "0",
+            "--clients",
+            "1",
+            "--count",
+            "1",
+        ]);
         assert!(err.contains(&why), "{err}");
         eprintln!("skipped the namespace runs: {why}");
         return;
@@ -210,6 +220,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
     let run = |delay: &str| {
         let child = Command::new(VOLLEY.bin())
             .args([
+                "lab",
                 "orders",
                 "--json",
                 "--netns",
@@ -267,6 +278,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
     // Interrupted mid-run: still no namespace left.
     let child = Command::new(VOLLEY.bin())
         .args([
+            "lab",
             "orders",
             "--netns",
             "0",

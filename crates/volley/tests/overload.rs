@@ -266,7 +266,7 @@ fn idle_connections(addr: &str, n: usize) -> Vec<std::net::TcpStream> {
 fn ten_thousand_idle_connections_cost_little_server_memory() {
     let _alone = alone();
     // This process needs a descriptor per connection too (volley serve raises its own limit).
-    let limit = volley::fds::raise_open_files().unwrap_or(1024) as usize;
+    let limit = volley_server::fds::raise_open_files().unwrap_or(1024) as usize;
     let n = 10_000.min(limit.saturating_sub(200));
     assert!(n >= 1000, "open-file limit {limit}: too low to measure");
     let server = VOLLEY.serve(&["--threads", "1"]);

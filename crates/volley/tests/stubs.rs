@@ -191,16 +191,16 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
             "{\"service\": \"Catalog\",\n  \"method\": }",
             "s.json:2:",
         ),
-        // GripMock v3's extras are refused, not half-honoured.
+        // A key GripMock does not define is refused by `volley serve`, not half-honoured.
         (
             "s.yaml",
-            "- {service: Catalog, method: Get, priority: 5, output: {data: {}}}",
-            "stub #1: \"priority\" is not a key volley's stubs take",
+            "- {service: Catalog, method: Get, output: {data: {}, return_code: 0}}",
+            "stub #1: \"output.return_code\" is not a key volley's stubs take",
         ),
         (
             "s.yaml",
-            "- {service: Catalog, method: Get, input: {ignoreArrayOrder: true, equals: {prefix: a}}, output: {data: {}}}",
-            "stub #1: \"input.ignoreArrayOrder\" is not a key",
+            "- {service: Catalog, method: Get, input: {equals: {prefix: a}}, inputs: [{equals: {prefix: b}}], output: {data: {}}}",
+            "stub #1: must have either 'input' or 'inputs', but not both",
         ),
         (
             "s.yaml",
@@ -277,7 +277,11 @@ fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
         r#"{"service":"Catalog","method":"Get","input":{"equals":{"prefix":"new"}},"output":{"data":{"sku":"added"}}}"#,
         &format!("http://{admin}/add"),
     ]);
-    assert_eq!(added, "[3]\n200");
+    // GripMock v3's ids: UUIDs.
+    let (ids, code) = added.rsplit_once('\n').unwrap();
+    assert_eq!(code, "200", "{added}");
+    let ids: Vec<String> = serde_json::from_str(ids).expect("a JSON list");
+    assert!(ids.len() == 1 && ids[0].len() == 36, "{added}");
     let (ok, out) = grpcurl(&addr, r#"{"prefix":"new"}"#, "shop.v1.Catalog/Get");
     assert!(ok && out.contains(r#""sku": "added""#), "{out}");
     // POST /find answers as a call would; a stub that does not fit is refused with the reason.
@@ -316,6 +320,84 @@ fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
     assert!(
         ok && out.contains(r#""sku": "added""#),
         "the admin's stub survives a reload: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const BUGS_PROTO: &str = r#"syntax = "proto3";
+package bugs.v1;
+import "google/protobuf/any.proto";
+message Req { double amount = 1; float ratio = 2; google.protobuf.Any extra = 3; string user_id = 4; }
+message Reply { string message = 1; float ratio = 2; google.protobuf.Any extra = 3; }
+service Bugs { rpc Call(Req) returns (Reply); }
+"#;
+
+const BUGS_STUBS: &str = r#"
+- service: Bugs
+  method: Call
+  input: {equals: {amount: 5}}
+  output: {data: {message: by-value}}
+- service: Bugs
+  method: Call
+  input: {equals: {ratio: 3.4028235e+38}}
+  output: {data: {message: max-float, ratio: 3.4028235e+38}}
+- service: Bugs
+  method: Call
+  input:
+    contains:
+      extra: {"@type": type.googleapis.com/google.protobuf.StringValue, value: in}
+  output:
+    data:
+      message: any
+      extra: {"@type": type.googleapis.com/google.protobuf.StringValue, value: out}
+"#;
+
+/// Bugs seen on GripMock-format material, each once a failure of `volley serve --stubs`: a
+/// `double` sent as `5.0` against a stub's `5`; the largest `float` refused; an `Any` request
+/// field seen by the matcher as `{}`; an `Any` whose `@type` is a well-known wrapper refused in
+/// a stub; NOT_FOUND printing `userid` for `user_id`.
+#[test]
+fn gripmock_format_bugs_numbers_floats_any_and_key_names() {
+    let dir = std::env::temp_dir().join(format!("volley-stubs-{}-bugs", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("stubs")).unwrap();
+    std::fs::write(dir.join("bugs.proto"), BUGS_PROTO).unwrap();
+    std::fs::write(dir.join("stubs/bugs.yaml"), BUGS_STUBS).unwrap();
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &dir.join("bugs.proto").display().to_string(),
+        "--stubs",
+        &dir.join("stubs").display().to_string(),
+    ]);
+    let addr = server.addr().to_string();
+    let call = |data: &str| grpcurl(&addr, data, "bugs.v1.Bugs/Call");
+
+    let (ok, out) = call(r#"{"amount": 5.0}"#);
+    assert!(
+        ok && out.contains(r#""message": "by-value""#),
+        "5.0 is 5: {out}"
+    );
+    let (ok, out) = call(r#"{"ratio": 3.4028235e+38}"#);
+    assert!(
+        ok && out.contains(r#""ratio": 3.4028235e+38"#),
+        "the largest float: {out}"
+    );
+    let (ok, out) = call(
+        r#"{"extra": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": "in"}}"#,
+    );
+    assert!(
+        ok && out.contains(r#""message": "any""#),
+        "an Any request field: {out}"
+    );
+    assert!(
+        out.contains(r#""value": "out""#),
+        "a wrapper in the stub's Any: {out}"
+    );
+    let (ok, out) = call(r#"{"user_id": "u1"}"#);
+    assert!(
+        !ok && out.contains(r#""user_id":"u1""#),
+        "keys as sent: {out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -79,6 +79,7 @@ fn a_self_signed_openssl_certificate_works_with_cacert() {
     assert!(json.contains("\"OK\":20"), "{json}");
 
     let out = ok_stdout(&mut volley!().command(&[
+        "lab",
         "orders",
         "--addr",
         &format!("localhost:{port}"),

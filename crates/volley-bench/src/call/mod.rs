@@ -17,20 +17,20 @@ use crate::{
 
 /// A connection of either HTTP version.
 #[derive(Clone)]
-pub enum Conn {
+pub(crate) enum Conn {
     /// HTTP/2: gRPC, or HTTP load with `--http2`, through this thread's channel.
     H2(Channel),
     /// HTTP/1.1: plain HTTP load, one request in flight.
-    H1(std::rc::Rc<volley_client::http1::Http1Connection>),
+    H1(std::rc::Rc<volley_client::load::http1::Http1Connection>),
     /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
     Own(Connection),
     /// The fast path's connection (unary gRPC calls), dialled again when it closes.
-    Fast(std::rc::Rc<volley_client::fast::Redialing>),
+    Fast(std::rc::Rc<volley_client::load::fast::Redialing>),
 }
 
 /// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);
 /// returns the bytes received.
-pub async fn call(
+pub(crate) async fn call(
     target: &Target,
     opts: &RunOptions,
     conn: &Conn,

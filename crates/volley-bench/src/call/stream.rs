@@ -8,7 +8,7 @@ use bytes::Bytes;
 use h2::RecvStream;
 use volley_client::{
     Connection,
-    call::{finish, send_message, transport_status},
+    load::call::{finish, send_message, transport_status},
 };
 use volley_wire::{Code, Status};
 

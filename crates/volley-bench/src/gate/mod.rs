@@ -6,14 +6,17 @@
 //! server, and the thresholds judge it.
 
 mod junit;
-mod parse;
-
-use serde::Serialize;
 
 pub use junit::write_junit;
-pub use parse::{Metric, Op, Threshold, ThresholdError, parse, parse_all};
+// The thresholds are the plan's (`plan::threshold`); they are named here too for callers that
+// judge a report they did not plan (`volley report merge`).
+pub use crate::plan::threshold::{Metric, Op, Threshold, ThresholdError, parse, parse_all};
+pub use crate::report::verdicts::{Verdict, Verdicts};
 
-use crate::report::{Report, gofmt::format_nano_unit};
+use crate::{
+    plan::threshold::same_method,
+    report::{Report, gofmt::format_nano_unit},
+};
 
 /// The exit code when a threshold failed (k6's, so CI scripts carry over).
 pub const EXIT_FAILED: u8 = 99;
@@ -21,32 +24,6 @@ pub const EXIT_FAILED: u8 = 99;
 /// The exit code when the run is not valid for judging: its figures show the generator's limit
 /// or late sends, not the server.
 pub const EXIT_INVALID: u8 = 98;
-
-/// One threshold's verdict.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Verdict {
-    /// The threshold as written.
-    pub threshold: String,
-    /// What the run measured: nanoseconds for durations, a ratio for shares, else the number;
-    /// `null` when there was nothing to measure (no calls, or no streams).
-    pub observed: Option<f64>,
-    /// The same, for people (`p99 = 21.36 ms`).
-    pub shown: String,
-    /// Whether the threshold held.
-    pub held: bool,
-}
-
-/// The verdicts of a run: one per threshold, and why the run cannot be judged, if it cannot.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Verdicts {
-    /// One per threshold, in the order given.
-    pub thresholds: Vec<Verdict>,
-    /// Set when the run is not valid for judging.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub invalid: Option<String>,
-}
 
 impl Verdicts {
     /// Judges `report` by `thresholds`.
@@ -119,12 +96,6 @@ fn observe(t: &Threshold, r: &Report) -> Option<f64> {
     }
 }
 
-/// Whether two spellings name one method (`api.Users.Get`, `api.Users/Get`).
-pub fn same_method(a: &str, b: &str) -> bool {
-    let dotted = |s: &str| s.trim().replace('/', ".");
-    dotted(a) == dotted(b)
-}
-
 fn verdict(t: &Threshold, r: &Report) -> Verdict {
     let observed = match &t.call {
         None => observe(t, r),
@@ -146,7 +117,7 @@ fn verdict(t: &Threshold, r: &Report) -> Verdict {
     let shown = match observed {
         None => format!("{name}: nothing to measure"),
         Some(v) if t.share => format!("{name} = {:.3} %", v * 100.0),
-        Some(v) if is_duration(t.metric) => format!("{name} = {}", format_nano_unit(v as u64)),
+        Some(v) if t.metric.is_duration() => format!("{name} = {}", format_nano_unit(v as u64)),
         Some(v) if v.fract() == 0.0 => format!("{name} = {v}"),
         Some(v) => format!("{name} = {v:.2}"),
     };
@@ -156,11 +127,4 @@ fn verdict(t: &Threshold, r: &Report) -> Verdict {
         shown,
         held: observed.is_some_and(|v| t.op.holds(v, t.limit)),
     }
-}
-
-fn is_duration(m: Metric) -> bool {
-    !matches!(
-        m,
-        Metric::Count | Metric::Rps | Metric::Errors | Metric::Status(_)
-    )
 }

@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 use super::PlanError;
 
 /// Reads a config file into a map of ghz keys.
-pub fn load(path: &Path) -> Result<Map<String, Value>, PlanError> {
+pub(super) fn load(path: &Path) -> Result<Map<String, Value>, PlanError> {
     load_as(path, "--config")
 }
 
 /// Reads a scenario file: a config file whose `target` is the host, and which may give a `mix:`
 /// and `stages:`.
-pub fn load_scenario(path: &Path) -> Result<Map<String, Value>, PlanError> {
+pub(super) fn load_scenario(path: &Path) -> Result<Map<String, Value>, PlanError> {
     let mut m = load_as(path, "--scenario")?;
     if let Some(t) = m.remove("target") {
         if m.contains_key("host") {

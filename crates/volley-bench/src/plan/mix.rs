@@ -45,7 +45,7 @@ fn fail<T>(message: String) -> Result<T, PlanError> {
 }
 
 /// The mix of `--call` flags: `None` for a single `--call` without a weight (a plain run).
-pub fn from_calls(calls: &[String]) -> Result<Option<Vec<MixSpec>>, PlanError> {
+pub(crate) fn from_calls(calls: &[String]) -> Result<Option<Vec<MixSpec>>, PlanError> {
     if calls.len() == 1 && !calls[0].contains(':') {
         return Ok(None);
     }
@@ -96,7 +96,7 @@ const KEYS: [&str; 9] = [
 
 /// A scenario's `mix:` list. Relative `data-file` paths are taken from `base` (the scenario
 /// file's folder).
-pub fn from_config(v: &Value, base: &Path) -> Result<Vec<MixSpec>, PlanError> {
+pub(crate) fn from_config(v: &Value, base: &Path) -> Result<Vec<MixSpec>, PlanError> {
     let Value::Array(entries) = v else {
         return fail(format!(
             "mix: expected a list of entries ({{call: api.Users.Get, weight: 80}}), not {v}"
@@ -193,7 +193,7 @@ pub fn from_config(v: &Value, base: &Path) -> Result<Vec<MixSpec>, PlanError> {
 }
 
 /// Whether a data file is NDJSON (`.ndjson`, `.jsonl`): one message per line, streamed.
-pub fn is_lines(path: &Path) -> bool {
+pub(crate) fn is_lines(path: &Path) -> bool {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -204,7 +204,11 @@ pub fn is_lines(path: &Path) -> bool {
 
 /// A data file: NDJSON (`.ndjson`, `.jsonl`) is streamed from disk one line per message; any
 /// other file is read whole as JSON, as `-D` reads it.
-pub fn data_file(path: &Path, what: &str, order: LineOrder) -> Result<DataSource, PlanError> {
+pub(crate) fn data_file(
+    path: &Path,
+    what: &str,
+    order: LineOrder,
+) -> Result<DataSource, PlanError> {
     if is_lines(path) {
         std::fs::metadata(path)
             .map_err(|e| PlanError::new(format!("{what}: cannot read {}: {e}", path.display())))?;
@@ -239,7 +243,7 @@ fn check_weights(mix: &[MixSpec]) -> Result<(), PlanError> {
 }
 
 /// The report's `call` for a mix: each entry with its weight, comma-separated.
-pub fn describe(mix: &[MixSpec]) -> String {
+pub(crate) fn describe(mix: &[MixSpec]) -> String {
     mix.iter()
         .map(|m| format!("{}:{}", m.name, m.weight))
         .collect::<Vec<_>>()

@@ -1,9 +1,11 @@
 //! The plan of a run: ghz's command line (`args`) and config file (`config`) read into typed
 //! options (`flags`), checked and completed with ghz's defaults (`resolve`) into a [`Plan`]; the
-//! engine's part of it is [`RunOptions`], with its schedules (`schedule`).
+//! engine's part of it is [`RunOptions`], with its schedules (`schedule`, `stages`). The plan's
+//! vocabulary lives here, where it is first defined: thresholds (`threshold`), shards (`shard`),
+//! what watches the run (`watch`).
 
 pub mod args;
-pub mod config;
+mod config;
 mod flags;
 pub mod mix;
 pub mod options;
@@ -11,15 +13,22 @@ mod resolve;
 pub mod schedule;
 pub mod shard;
 pub mod stages;
+pub mod threshold;
 pub mod units;
+mod watch;
 
 use std::{path::PathBuf, time::Duration};
 
 use serde_json::Value;
 
 pub use args::BenchArgs;
-pub use options::{DurationStop, EndReason, Format, RunOptions, StreamOptions};
-pub use resolve::resolve;
+pub use options::{
+    ClientPath, DurationStop, EndReason, Format, Pace, RunOptions, Stop, StreamOptions,
+};
+pub use resolve::{from_args, resolve};
+pub use shard::Emit;
+pub use threshold::Threshold;
+pub use watch::WatchOptions;
 
 /// Why flags or a config file do not make a plan: one line, naming the flag or key.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +132,7 @@ pub struct Plan {
     /// `--tags` parsed.
     pub tags: Option<Value>,
     /// `--threshold`s (and the config's `thresholds`), parsed.
-    pub thresholds: Vec<crate::gate::Threshold>,
+    pub thresholds: Vec<Threshold>,
     /// `--junit`: where the verdicts go as JUnit XML.
     pub junit: Option<PathBuf>,
     /// `--disable-template-data`.
@@ -144,6 +153,12 @@ pub struct Plan {
     pub method: Option<String>,
     /// HTTP load: `--http2`.
     pub http2: bool,
+    /// `--server-metrics`: the server's `/metrics` URL, scraped before and after the run.
+    pub server_metrics: Option<String>,
+    /// What watches the run as it goes (`--tui`, `--live`, `--prometheus-listen`).
+    pub watch: WatchOptions,
+    /// `--emit`: print the plan for another system instead of running it.
+    pub emit: Option<Emit>,
     /// The raw numbers for the report's `options` block.
     pub raw: Raw,
 }

@@ -1,9 +1,83 @@
-//! The engine's options, resolved from flags and config files: how many calls, how hard, for
-//! how long, what `-z` does to calls in flight, streaming knobs, and the report format.
+//! The engine's options, resolved from flags and config files: when the run stops ([`Stop`]),
+//! how sends are paced ([`Pace`]), how hard, what `-z` does to calls in flight, streaming knobs,
+//! and the report format.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use super::schedule::Ramp;
+use super::{
+    schedule::{Pacer, Ramp, Shape},
+    shard::{self, Shard},
+    stages::Stages,
+    threshold::Threshold,
+};
+
+/// When a run ends (besides Ctrl-C and `--abort-on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// After this many calls (`-n`), or at `-x` ([`RunOptions::max_duration`]) if that comes
+    /// first.
+    Calls(u64),
+    /// After this long (`-z`, or the stages' length): as many calls as fit.
+    Duration(Duration),
+}
+
+impl Stop {
+    /// The most calls the plan makes: `-n`, or no limit (`u64::MAX`) under a duration.
+    #[inline]
+    pub fn calls(self) -> u64 {
+        match self {
+            Stop::Calls(n) => n,
+            Stop::Duration(_) => u64::MAX,
+        }
+    }
+
+    /// The run's length under `-z`, `None` under `-n`.
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            Stop::Calls(_) => None,
+            Stop::Duration(d) => Some(d),
+        }
+    }
+}
+
+/// How sends are paced.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pace {
+    /// As fast as the workers go (closed model: each worker sends when its last call ends).
+    Max,
+    /// A total rate over time (`--rps`, `--load-*`), shared by the workers.
+    Rate(Ramp),
+    /// Arrival-rate stages (`--stage`, a scenario's `stages:`).
+    Stages(Stages),
+}
+
+impl Pace {
+    /// Whether sends are paced: latency is then from intended send times.
+    pub fn paced(&self) -> bool {
+        !matches!(self, Pace::Max)
+    }
+
+    /// The intended send times of a paced run.
+    pub(crate) fn pacer(&self) -> Option<Pacer> {
+        match self {
+            Pace::Max => None,
+            Pace::Rate(r) => Some(Pacer::Ramp(r.clone())),
+            Pace::Stages(s) => Some(Pacer::Stages(s.clone())),
+        }
+    }
+}
+
+/// Which HTTP/2 client a run's unary gRPC calls take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClientPath {
+    /// `volley_client::load::fast` when nothing the call needs is the h2 crate's alone (one DATA frame,
+    /// no service config, keepalive or reply size limit), else the h2 crate.
+    #[default]
+    Fast,
+    /// The h2 crate for every call (`VOLLEY_BENCH_CLIENT=h2` in the environment): what the fast
+    /// path is compared with.
+    H2,
+}
 
 /// What happens to in-flight calls when `-z` runs out (ghz `--duration-stop`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,20 +144,17 @@ pub struct StreamOptions {
 /// The resolved run.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Total calls (`-n`); `u64::MAX` when `-z` rules.
-    pub total: u64,
-    /// Run length (`-z`).
-    pub duration: Option<Duration>,
+    /// When the run ends: `-n` calls, or `-z` (or the stages') time.
+    pub stop: Stop,
     /// Cap on run length while honouring `-n` (`-x`).
     pub max_duration: Option<Duration>,
     /// What happens to in-flight calls at the end of `-z`.
     pub duration_stop: DurationStop,
     /// Worker count over time (`-c`, `--concurrency-*`).
     pub concurrency: Ramp,
-    /// Total request rate over time (`--rps`, `--load-*`); `None` = as fast as possible.
-    pub rate: Option<Ramp>,
-    /// Arrival-rate stages (`--stage`, a scenario's `stages:`), instead of `rate`.
-    pub stages: Option<super::stages::Stages>,
+    /// How sends are paced: as fast as possible, a rate (`--rps`, `--load-*`) or stages
+    /// (`--stage`).
+    pub pace: Pace,
     /// Fire calls without waiting for the previous one (`--async`).
     pub async_mode: bool,
     /// Connections (`--connections`): HTTP/2 pool size, or HTTP/1.1 connections (one per worker).
@@ -95,7 +166,7 @@ pub struct RunOptions {
     pub lb: volley_client::Policy,
     /// Retry and hedging policies for unary calls (`--service-config`), shared by every engine
     /// thread's channel (and so is its retry throttle).
-    pub service_config: Option<std::sync::Arc<volley_client::ServiceConfig>>,
+    pub service_config: Option<Arc<volley_client::ServiceConfig>>,
     /// Per-call deadline (`-t`); `None` = none.
     pub timeout: Option<Duration>,
     /// Threads running workers (`--cpus`).
@@ -110,33 +181,37 @@ pub struct RunOptions {
     pub stream: StreamOptions,
     /// `--name`.
     pub name: String,
-    /// Counts finished calls for a progress display, when set.
-    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// `--shard I/N`: this process makes the calls numbered I mod N, with workers I mod N.
-    pub shard: Option<crate::results::Shard>,
+    pub shard: Option<Shard>,
     /// `--start-at`: every connection is dialled, then the run starts at this wall-clock time.
     pub start_at: Option<std::time::SystemTime>,
     /// `--abort-on`: the run stops as soon as this holds (errors or a status's share).
-    pub abort_on: Option<crate::gate::Threshold>,
-    /// Ticks of the run as it goes (`--live`, `--prometheus-listen`, `--tui`), when asked for.
-    pub live: Option<crate::live::Live>,
+    pub abort_on: Option<Threshold>,
+    /// Which client unary gRPC calls take.
+    pub client: ClientPath,
 }
 
 impl RunOptions {
     /// Whether sends are paced (a rate or stages): latency is then from intended send times.
     pub fn paced(&self) -> bool {
-        self.rate.is_some() || self.stages.is_some()
+        self.pace.paced()
+    }
+
+    /// When the run must end, counted from its start: `-z`, else `-x`.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.stop.duration().or(self.max_duration)
     }
 
     /// This process's number for the plan's `k`-th call it makes (`k`, unless sharded), or
     /// `None` past the plan's end.
+    #[inline]
     pub fn call_number(&self, k: u64) -> Option<u64> {
-        super::shard::call_number(self.total, self.shard, k)
+        shard::call_number(self.stop.calls(), self.shard, k)
     }
 
     /// Whether worker `w` of the plan runs in this process.
     pub fn runs_worker(&self, w: usize) -> bool {
-        super::shard::runs_worker(self.shard, w)
+        shard::runs_worker(self.shard, w)
     }
 }
 
@@ -152,11 +227,10 @@ impl RunOptions {
         } else {
             c.start
         };
-        if c.shape != super::schedule::Shape::Const && c.end == 0.0 && c.step > 0.0 {
+        if c.shape != Shape::Const && c.end == 0.0 && c.step > 0.0 {
             // Unbounded ramp: bounded by the run length when there is one.
             let len = self
-                .duration
-                .or(self.max_duration)
+                .deadline()
                 .or((!c.max_duration.is_zero()).then_some(c.max_duration))
                 .unwrap_or(Duration::from_secs(3600));
             return c.value_at(len).max(top) as usize;

@@ -154,15 +154,6 @@ impl Pacer {
         Pacer::Ramp(ramp)
     }
 
-    /// The pacer of a run, if it is paced.
-    pub fn of(opts: &super::RunOptions) -> Option<Pacer> {
-        match (&opts.rate, &opts.stages) {
-            (Some(r), _) => Some(Pacer::Ramp(r.clone())),
-            (None, Some(s)) => Some(Pacer::Stages(s.clone())),
-            (None, None) => None,
-        }
-    }
-
     /// The rate asked for at `t` since the start, calls per second.
     pub fn rate_at(&self, t: Duration) -> f64 {
         match self {

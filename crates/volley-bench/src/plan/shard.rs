@@ -2,18 +2,40 @@
 //! sets) and `--start-at` (RFC 3339, or `+30s` from now): one process's part of a plan run on
 //! many hosts, with no coordinator. Shard I makes the calls numbered I mod N and runs the workers
 //! numbered I mod N, at the single-process plan's intended times, so the shards together run
-//! exactly the plan.
+//! exactly the plan. `--emit k8s-job` prints such a plan as a Kubernetes Indexed Job ([`Emit`]).
 
 use std::time::{Duration, SystemTime};
 
+use serde::{Deserialize, Serialize};
+
 use super::{PlanError, units::parse_duration};
-use crate::results::Shard;
+
+/// Which shard of how many a run was (`--shard I/N`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Shard {
+    /// From 0.
+    pub index: u64,
+    /// How many shards the plan has.
+    pub count: u64,
+}
+
+/// `--emit`: the plan printed for another system to run, instead of run here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// `--emit k8s-job`: a Kubernetes Indexed Job, one pod per shard.
+    K8sJob {
+        /// `--image`: the container image, with `volley` as its entrypoint.
+        image: String,
+        /// CPUs each pod asks for (`--cpus`, 1 when not given).
+        cpus: u64,
+    },
+}
 
 /// The environment variable a Kubernetes Indexed Job sets to the pod's index.
-pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 
 /// Parses `--shard`; `index_var` is `JOB_COMPLETION_INDEX`'s value, for `auto/N`.
-pub fn parse_shard(text: &str, index_var: Option<&str>) -> Result<Shard, PlanError> {
+pub(crate) fn parse_shard(text: &str, index_var: Option<&str>) -> Result<Shard, PlanError> {
     let bad = |why: &str| PlanError::new(format!("--shard {text:?}: {why}"));
     let (i, n) = text
         .split_once('/')
@@ -48,7 +70,7 @@ pub fn parse_shard(text: &str, index_var: Option<&str>) -> Result<Shard, PlanErr
 
 /// The plan's number for the `k`-th call a process makes: `k`, or for shard I of N the `k`-th
 /// number congruent to I mod N; `None` past the plan's `total`.
-pub fn call_number(total: u64, shard: Option<Shard>, k: u64) -> Option<u64> {
+pub(crate) fn call_number(total: u64, shard: Option<Shard>, k: u64) -> Option<u64> {
     let i = match shard {
         None => k,
         Some(s) => k.checked_mul(s.count)?.checked_add(s.index)?,
@@ -57,12 +79,12 @@ pub fn call_number(total: u64, shard: Option<Shard>, k: u64) -> Option<u64> {
 }
 
 /// Whether worker `w` of the plan runs in this process (all of them, unless sharded).
-pub fn runs_worker(shard: Option<Shard>, w: usize) -> bool {
+pub(crate) fn runs_worker(shard: Option<Shard>, w: usize) -> bool {
     shard.is_none_or(|s| w as u64 % s.count == s.index)
 }
 
 /// Parses `--start-at`: an RFC 3339 time, or `+DURATION` from `now`.
-pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, PlanError> {
+pub(crate) fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, PlanError> {
     let bad = || {
         PlanError::new(format!(
             "--start-at {text:?}: expected an RFC 3339 time (2026-11-23T22:40:00Z) or +DURATION (+30s)"

@@ -48,7 +48,7 @@ fn rate(v: &Value, what: &str) -> Result<f64, PlanError> {
 
 impl Stages {
     /// `--stage DURATION:RATE` flags (k6's `--stage 30s:500`).
-    pub fn from_flags(flags: &[String]) -> Result<Stages, PlanError> {
+    pub(crate) fn from_flags(flags: &[String]) -> Result<Stages, PlanError> {
         let mut out = Vec::new();
         for text in flags {
             let what = format!("--stage {text}");
@@ -67,7 +67,7 @@ impl Stages {
 
     /// A scenario's `stages:` list: `{to: 500, over: 30s}`, `{hold: 2m}`, k6's
     /// `{duration: 30s, target: 500}`, or `"30s:500"`.
-    pub fn from_config(v: &Value) -> Result<Stages, PlanError> {
+    pub(crate) fn from_config(v: &Value) -> Result<Stages, PlanError> {
         let Value::Array(list) = v else {
             return fail(format!(
                 "stages: expected a list ([{{to: 500, over: 30s}}, {{hold: 2m}}]), not {v}"

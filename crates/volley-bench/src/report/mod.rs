@@ -1,36 +1,27 @@
 //! The report: ghz's figures (and JSON layout) computed from the merged recorder, plus volley's
 //! additions (more percentiles, service time beside corrected latency, streaming figures, and the
-//! generator's self-check).
+//! generator's self-check). The thresholds' verdicts are carried here (`verdicts`) but made by
+//! `gate`, which the caller runs on a finished report.
 
 use hdrhistogram::Histogram;
-use serde::{Serialize, Serializer, ser::SerializeMap};
+use serde::Serialize;
 
 pub mod format;
 pub mod gofmt;
 mod options;
 pub mod server;
+pub mod verdicts;
 
 pub use options::ReportOptions;
 
-use crate::{engine::Outcome, recorder::Recorder};
+use crate::{
+    engine::Outcome,
+    recorder::{Ordered, Recorder},
+};
 use gofmt::{rfc3339, rfc3339_nano};
 
 /// ghz's fixed percentiles.
 pub const PERCENTILES: [u32; 7] = [10, 25, 50, 75, 90, 95, 99];
-
-/// A map serialized in the order given (ghz's maps print in random order; ours are fixed).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Ordered(pub Vec<(String, u64)>);
-
-impl Serialize for Ordered {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
-    }
-}
 
 /// One point of the latency distribution.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -112,7 +103,7 @@ pub struct Extras {
     pub results: Option<crate::results::Results>,
     /// The thresholds' verdicts (`--threshold`), when there are thresholds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub verdicts: Option<crate::gate::Verdicts>,
+    pub verdicts: Option<verdicts::Verdicts>,
     /// The same per thread (wrk's Req/Sec samples); not serialized.
     #[serde(skip)]
     pub thread_timelines: Vec<Vec<u64>>,

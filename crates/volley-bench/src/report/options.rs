@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::{
-    DataSource, Plan,
+    DataSource, Pace, Plan,
     schedule::{Ramp, Shape},
 };
 
@@ -163,10 +163,16 @@ impl ReportOptions {
             _ => None,
         };
         let c = &r.concurrency;
-        let load = r.rate.clone().unwrap_or_else(|| Ramp::constant(0.0));
+        let load = match &r.pace {
+            Pace::Rate(ramp) => ramp.clone(),
+            Pace::Max | Pace::Stages(_) => Ramp::constant(0.0),
+        };
         Self {
             call: plan.call.clone(),
-            stages: r.stages.as_ref().map(|s| s.describe()).unwrap_or_default(),
+            stages: match &r.pace {
+                Pace::Stages(s) => s.describe(),
+                Pace::Max | Pace::Rate(_) => Vec::new(),
+            },
             host: host.to_owned(),
             proto: plan.raw.proto.clone(),
             protoset: plan.raw.protoset.clone(),

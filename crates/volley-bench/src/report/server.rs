@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use http_body_util::Full;
 use serde::Serialize;
-use volley_client::{Endpoint, Target, http1::Http1Connection};
+use volley_client::{Endpoint, Target, load::http1::Http1Connection};
 
 use super::Quantile;
 
@@ -48,10 +48,10 @@ struct Series {
 
 /// What one scrape says of a method: a series per status.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot(BTreeMap<String, Series>);
+pub(crate) struct Snapshot(BTreeMap<String, Series>);
 
 /// The `grpc_method` label of a `--call` (`pkg.Service.Method` or `pkg.Service/Method`).
-pub fn method_label(call: &str) -> String {
+pub(crate) fn method_label(call: &str) -> String {
     if call.contains('/') {
         return call.trim_start_matches('/').to_owned();
     }
@@ -62,7 +62,7 @@ pub fn method_label(call: &str) -> String {
 }
 
 /// Reads `method`'s duration histograms from an exposition (OpenMetrics or Prometheus text).
-pub fn snapshot(text: &str, method: &str) -> Result<Snapshot, String> {
+pub(crate) fn snapshot(text: &str, method: &str) -> Result<Snapshot, String> {
     let lines = text.lines().map(|l| Ok(l.to_owned()));
     let scrape = prometheus_parse::Scrape::parse(lines)
         .map_err(|e| format!("the metrics do not parse: {e}"))?;
@@ -99,7 +99,12 @@ fn scalar(v: &prometheus_parse::Value) -> f64 {
 }
 
 /// The run's figures: `after` minus `before`.
-pub fn figures(url: &str, method: &str, before: &Snapshot, after: &Snapshot) -> ServerFigures {
+pub(crate) fn figures(
+    url: &str,
+    method: &str,
+    before: &Snapshot,
+    after: &Snapshot,
+) -> ServerFigures {
     let mut statuses = BTreeMap::new();
     let mut merged: Vec<(f64, f64)> = Vec::new();
     let (mut sum, mut count) = (0.0, 0.0);
@@ -174,7 +179,7 @@ fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
 }
 
 /// Fetches an exposition with `GET url` (plain HTTP).
-pub async fn fetch(url: &str) -> Result<String, String> {
+pub(crate) async fn fetch(url: &str) -> Result<String, String> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e| format!("--server-metrics {url:?} is not a URL: {e}"))?;

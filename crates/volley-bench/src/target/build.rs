@@ -67,7 +67,7 @@ macro_rules! fail {
 }
 
 /// The gRPC target of a plan, calling `host`.
-pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
+pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
     let endpoint = endpoint(plan, host)?;
     let pool = schema(plan, &endpoint).await?;
     let method = resolve_call(&pool, &plan.call)?;
@@ -104,7 +104,7 @@ pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
     )
     .map_err(TargetError::Invalid)?;
     head.max_recv = plan.max_recv;
-    let block = volley_client::fast::frame::HeaderBlock::of(&head);
+    let block = volley_client::load::fast::frame::HeaderBlock::of(&head);
     Ok(Target::Grpc(GrpcTarget {
         block,
         endpoint,
@@ -122,7 +122,7 @@ pub async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError> {
 
 /// The target of a plan with a mix: each entry built as a target of its own (its data and
 /// metadata over the run's), all on `host`'s connections.
-pub async fn mix(plan: &Plan, host: &str) -> Result<Target, TargetError> {
+pub(crate) async fn mix(plan: &Plan, host: &str) -> Result<Target, TargetError> {
     let mut entries = Vec::new();
     let main = endpoint(plan, host)?;
     for (k, spec) in plan.mix.iter().enumerate() {
@@ -176,7 +176,7 @@ pub async fn mix(plan: &Plan, host: &str) -> Result<Target, TargetError> {
 }
 
 /// The target of `volley bench http(s)://host:port/path`: one prepared HTTP request.
-pub fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
+pub(crate) fn http(plan: &Plan, url: &str) -> Result<Target, TargetError> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e| invalid!("invalid URL {url:?}: {e}"))?;

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use prost_reflect::MessageDescriptor;
 use volley_proto::message::{encode_all, from_json};
 
-use super::{mix::splitmix64, payload::frame};
+use super::{frame::frame, mix::splitmix64};
 use crate::plan::LineOrder;
 
 /// Bytes between checkpoints.

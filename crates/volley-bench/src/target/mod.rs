@@ -2,8 +2,9 @@
 //! request, a weighted mix of those, or calls written by the caller, as one enum so that no
 //! target is half of another.
 
-pub mod build;
-pub mod lines;
+pub(crate) mod build;
+mod frame;
+mod lines;
 pub mod mix;
 pub mod payload;
 
@@ -13,6 +14,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use volley_client::{CallHead, Connection, Endpoint};
 use volley_wire::Status;
+
+pub use build::TargetError;
 
 use crate::recorder::Recorder;
 use mix::MixTarget;
@@ -70,7 +73,7 @@ pub struct GrpcTarget {
     /// Messages per stream call when a mix's entry sets its own (else the run's).
     pub stream_call_count: Option<u64>,
     /// The request head as the fast path sends it (encoded once).
-    pub block: volley_client::fast::frame::HeaderBlock,
+    pub block: volley_client::load::fast::frame::HeaderBlock,
 }
 
 /// The request of an HTTP run.

@@ -10,15 +10,8 @@ use volley_proto::{
     message::{encode_all, from_json},
     template::{CallData, Template},
 };
-use volley_wire::{codec::frame_payload, compression::Encoding};
 
-/// Frames a message, gzip-compressed when asked.
-pub fn frame(msg: &[u8], gzip: bool) -> Bytes {
-    if gzip {
-        return Encoding::Gzip.compress_frame(msg);
-    }
-    frame_payload(0, msg).freeze()
-}
+use super::{frame::frame, lines::Lines};
 
 /// Where request messages come from.
 #[derive(Clone)]
@@ -28,7 +21,7 @@ pub enum Payload {
     /// A template rendered per call.
     Templated(Arc<Templated>),
     /// An NDJSON file read per call, line `i mod n` for call `i`.
-    Lines(Arc<super::lines::Lines>),
+    Lines(Arc<Lines>),
 }
 
 /// A templated payload.

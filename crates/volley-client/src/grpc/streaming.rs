@@ -16,7 +16,7 @@ use tokio::{task::JoinHandle, time::Sleep};
 use volley_wire::{Code, Status, codec::FrameDecoder};
 
 use super::intercept::Observed;
-use crate::{Lease, call::transport_status};
+use crate::{Lease, attempt::transport_status};
 
 /// The status of a call whose deadline passed, worded as grpc-go words it.
 pub(crate) fn deadline_exceeded() -> Status {

@@ -91,7 +91,7 @@ impl Default for ResponseBody {
 
 impl ResponseBody {
     /// A body with nothing in it.
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         ResponseBody(Kind::Empty, None)
     }
 
@@ -165,7 +165,7 @@ impl ResponseBody {
     }
 
     /// Wraps any other body (plain-HTTP answers share the server's response type).
-    pub fn other(
+    pub(crate) fn other(
         body: impl Body<Data = Bytes, Error = Infallible> + Send + Unpin + 'static,
     ) -> Self {
         ResponseBody(Kind::Other(Box::new(body)), None)

@@ -362,7 +362,7 @@ mod tests {
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
-    /// The call's facts for handlers (`CallInfo`) and its extensions added 32 bytes (issue 18;
+    /// The call's facts for handlers (`CallInfo`) and its extensions added 32 bytes (the interceptors;
     /// BENCHMARKS.md, "Interceptors", measures the call with and without them).
     #[test]
     fn the_grpc_call_future_stays_small() {

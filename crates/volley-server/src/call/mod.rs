@@ -218,4 +218,4 @@ fn refuse(
 }
 
 /// The body of `GET /`, a short text like the seed's Hyperf hello endpoint (for wrk).
-pub const HELLO: &str = "Hello from volley.\n";
+pub(crate) const HELLO: &str = "Hello from volley.\n";

@@ -5,8 +5,9 @@
 //! Written by hand, not hyper's server, because the glue hyper puts between h2 and a service (its
 //! IO compatibility layers, body wrapper and per-stream state) cost ~14% of a unary call here: a
 //! minimal handler on h2 measured 8.6-8.9 us per call against 10.0-11.7 us on hyper
-//! (BENCHMARKS.md, "Server"). HTTP/1.1, and HTTP/2 over TLS without ALPN, still go through
-//! hyper. The stream and pipe logic follow hyper 1.x's `H2Stream` and `PipeToSendStream`.
+//! (BENCHMARKS.md, "Server"). Every HTTP/2 connection comes here (h2c, TLS with ALPN "h2", TLS
+//! whose first bytes are the preface); only HTTP/1.1 goes through hyper. The stream and pipe
+//! logic follow hyper 1.x's `H2Stream` and `PipeToSendStream`.
 
 use std::{
     future::Future,
@@ -39,7 +40,7 @@ use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 pub const DEFAULT_STREAM_WINDOW: u32 = 1024 * 1024;
 /// Default HTTP/2 connection window. Large on purpose: h2 (0.4.16+) sends GOAWAY
 /// ENHANCE_YOUR_CALM when unread small DATA frames exhaust a budget of half this window (its
-/// default, kept for connections served by h2 directly and by hyper alike). A client streaming
+/// default). A client streaming
 /// tiny messages (seed 004's 38-byte orders) faster than a handler reads them can fill a 1 MiB
 /// stream window with ~27k frames costing ~6 MiB of budget; 16 MiB (grpc-go's largest BDP
 /// window) gives 8 MiB.

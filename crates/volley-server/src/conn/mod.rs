@@ -1,6 +1,8 @@
 //! One connection: told apart (TLS, h2c, or both on one port by the first byte), identified within
-//! the handshake deadline, served (HTTP/2 on h2 directly in `h2`, anything else through hyper) and
-//! driven to its end by the server's drain or its maximum age.
+//! the handshake deadline, served and driven to its end by the server's drain or its maximum age.
+//! Every HTTP/2 connection (h2c, TLS with ALPN "h2", TLS whose first bytes are the preface) is
+//! served on h2 directly in `h2`, under its guards (rapid reset, ping policing, idle and
+//! concurrency limits); hyper serves HTTP/1.1 only.
 
 mod counts;
 pub(crate) mod h2;
@@ -14,19 +16,17 @@ pub(crate) mod socket;
 use std::{convert::Infallible, future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use futures_util::FutureExt;
-use hyper::{body::Incoming, service::service_fn};
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
-    server::conn::auto,
-};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tracing::debug;
+use volley_wire::h2::PREFACE;
 
 pub(crate) use self::counts::ConnCounts;
 use self::{
-    h2::{DEFAULT_CONNECTION_WINDOW, DEFAULT_STREAM_WINDOW, H2Connection},
-    socket::Socket,
+    h2::H2Connection,
+    socket::{Rewind, Socket},
 };
 use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
@@ -46,13 +46,11 @@ pub(crate) struct ConnSettings {
     pub(crate) counts: ConnCounts,
 }
 
-/// HTTP/2's client connection preface.
-const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
 /// What each connection task needs.
 pub(crate) struct ConnContext {
     shared: Arc<Shared>,
-    builder: auto::Builder<TokioExecutor>,
+    /// HTTP/1.1 settings for connections served through hyper.
+    http1: http1::Builder,
     /// HTTP/2 settings for connections served on h2 directly (`conn::h2`).
     h2: ::h2::server::Builder,
     tls: Option<TlsAcceptor>,
@@ -70,20 +68,11 @@ const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 impl ConnContext {
     pub(crate) fn new(shared: Arc<Shared>, s: ConnSettings) -> ConnContext {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder.http1().timer(TokioTimer::new());
-        builder
-            .http2()
-            .timer(TokioTimer::new())
-            .auto_date_header(false)
-            .max_concurrent_streams(s.max_concurrent_streams)
-            .initial_stream_window_size(DEFAULT_STREAM_WINDOW)
-            .initial_connection_window_size(DEFAULT_CONNECTION_WINDOW)
-            .keep_alive_interval(s.keepalive)
-            .keep_alive_timeout(s.keepalive.unwrap_or(Duration::from_secs(20)));
+        let mut http1 = http1::Builder::new();
+        http1.timer(TokioTimer::new());
         ConnContext {
             shared,
-            builder,
+            http1,
             h2: h2::builder(s.max_concurrent_streams),
             tls: s.tls.map(TlsAcceptor::from),
             also_plaintext: s.also_plaintext,
@@ -187,10 +176,28 @@ impl ConnContext {
                 Ok(Err(e)) => return debug!("TLS handshake with {} failed: {e}", Remote(peer)),
                 Err(_) => return debug!("TLS handshake with {} timed out", Remote(peer)),
             };
-        self.serve_io(tls, peer, drain, h2).await;
+        if h2 {
+            return self.serve_io(tls, peer, drain, true).await;
+        }
+        // Boxed: a client without ALPN "h2" is the rare case, and inline its second `serve_io`
+        // would grow every TLS connection's future.
+        Box::pin(self.serve_without_alpn(tls, peer, drain)).await;
     }
 
-    /// Waits (up to the handshake timeout) until a plaintext peer has sent the whole HTTP/2
+    /// A TLS connection whose client did not choose HTTP/2 by ALPN: HTTP/2 all the same when
+    /// its first bytes are the preface, else HTTP/1.1. A TLS stream cannot be peeked, so the
+    /// bytes read to tell are handed back first ([`Rewind`]).
+    async fn serve_without_alpn<I>(&self, io: I, peer: Arc<Peer>, drain: watch::Receiver<bool>)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut io = Rewind::new(io);
+        if let Some(h2) = self.identified(&mut io, peer.addr()).await {
+            self.serve_io(io, peer, drain, h2).await;
+        }
+    }
+
+    /// Waits (up to the handshake timeout) until a peer has sent the whole HTTP/2
     /// preface (`Some(true)`) or a byte that rules it out (`Some(false)`); `None` (close) for a
     /// peer that stays silent, stalls inside the preface or hangs up.
     async fn identified<S: Socket>(
@@ -199,11 +206,11 @@ impl ConnContext {
         peer: Option<SocketAddr>,
     ) -> Option<bool> {
         let wait = async {
-            let mut buf = [0u8; H2_PREFACE.len()];
+            let mut buf = [0u8; PREFACE.len()];
             loop {
                 match stream.peek(&mut buf).await {
                     Ok(0) | Err(_) => return None,
-                    Ok(n) if buf[..n] != H2_PREFACE[..n] => return Some(false),
+                    Ok(n) if buf[..n] != PREFACE[..n] => return Some(false),
                     Ok(n) if n == buf.len() => return Some(true),
                     // Part of the preface: peek returns at once while those bytes wait, so
                     // look again a little later (a rare path; real clients send it whole).
@@ -225,7 +232,7 @@ impl ConnContext {
     }
 
     /// Serves one connection until it ends: HTTP/2 (`h2`: the preface was seen, or ALPN chose
-    /// it) on h2 directly, anything else through hyper.
+    /// it) on h2 directly, anything else through hyper as HTTP/1.1.
     async fn serve_io<I>(&self, io: I, peer: Arc<Peer>, drain: watch::Receiver<bool>, h2: bool)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -241,7 +248,7 @@ impl ConnContext {
         Box::pin(self.serve_hyper(io, peer, drain)).await;
     }
 
-    /// Serves a connection through hyper (HTTP/1.1, or HTTP/2 over TLS without ALPN).
+    /// Serves an HTTP/1.1 connection through hyper.
     async fn serve_hyper<I>(&self, io: I, peer: Arc<Peer>, drain: watch::Receiver<bool>)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -257,8 +264,8 @@ impl ConnContext {
             )
             .map(Ok::<_, Infallible>)
         });
-        let conn = || self.builder.serve_connection(TokioIo::new(io), svc);
-        self.drive(conn, auto::Connection::graceful_shutdown, addr, drain)
+        let conn = || self.http1.serve_connection(TokioIo::new(io), svc);
+        self.drive(conn, http1::Connection::graceful_shutdown, addr, drain)
             .await;
     }
 

@@ -9,17 +9,19 @@
 //! in grpc-go) before it learns anything.
 
 use tokio::io::AsyncWriteExt;
+use volley_wire::h2::{kind, reason};
 
 use super::{linger::Lingering, socket::Socket};
 
 /// An empty SETTINGS frame, then GOAWAY(last stream 0, ENHANCE_YOUR_CALM, debug data).
+#[rustfmt::skip]
 const REFUSAL: &[u8] = &[
-    // SETTINGS: length 0, type 0x4, flags 0, stream 0.
-    0, 0, 0, 0x4, 0, 0, 0, 0, 0, //
-    // GOAWAY: length 8 + 20, type 0x7, flags 0, stream 0.
-    0, 0, 28, 0x7, 0, 0, 0, 0, 0, //
+    // SETTINGS: length 0, flags 0, stream 0.
+    0, 0, 0, kind::SETTINGS, 0, 0, 0, 0, 0,
+    // GOAWAY: length 8 + 20, flags 0, stream 0.
+    0, 0, 28, kind::GOAWAY, 0, 0, 0, 0, 0,
     0, 0, 0, 0, // last stream id 0
-    0, 0, 0, 0xb, // ENHANCE_YOUR_CALM
+    0, 0, 0, reason::ENHANCE_YOUR_CALM as u8,
     b't', b'o', b'o', b' ', b'm', b'a', b'n', b'y', b' ', b'c', b'o', b'n', b'n', b'e', b'c', b't',
     b'i', b'o', b'n', b's',
 ];

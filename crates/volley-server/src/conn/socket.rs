@@ -1,6 +1,7 @@
 //! What connections arrive on: TCP, Unix sockets, or byte streams a caller hands in (in-memory
 //! tests). The server tells a connection's protocol from its first bytes: TCP peeks at them;
-//! the others read them and replay them ([`Rewind`]), as tokio's `UnixStream` has no peek.
+//! the others read them and replay them ([`Rewind`]), as tokio's `UnixStream` has no peek (nor
+//! has a TLS stream, whose client may speak HTTP/2 without saying so by ALPN).
 
 use std::{
     future::Future,

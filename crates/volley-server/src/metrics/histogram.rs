@@ -3,7 +3,7 @@
 //!
 //! Written here rather than using `prometheus_client`'s `Histogram`, which takes a write lock
 //! and scans its buckets on every observation: three of those per call were a third of what
-//! the metrics interceptor cost (BENCHMARKS.md, "Interceptors, metrics and traces (issue 18)").
+//! the metrics interceptor cost (BENCHMARKS.md, "Interceptors, metrics and traces").
 
 use std::sync::{
     Arc,

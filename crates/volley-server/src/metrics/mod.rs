@@ -205,7 +205,7 @@ impl Metrics {
 
 /// A method's instruments, resolved from the families once per method (and per status), so a
 /// call costs no label hashing or family lookup (BENCHMARKS.md, "Interceptors, metrics and
-/// traces (issue 18)", measures both).
+/// traces", measures both).
 struct PerMethod {
     label: MethodLabel,
     started: Counter,

@@ -25,7 +25,7 @@ use volley_bench::{
 use super::tui::Tui;
 
 /// The sinks of one run.
-pub struct Sinks {
+pub(super) struct Sinks {
     /// `--live`.
     pub ndjson: Option<Box<dyn Write + Send>>,
     /// `--prometheus-listen`.
@@ -36,7 +36,7 @@ pub struct Sinks {
 
 impl Sinks {
     /// `--live FILE|-`: where the lines go.
-    pub fn ndjson_to(path: &Path) -> Result<Box<dyn Write + Send>> {
+    pub(super) fn ndjson_to(path: &Path) -> Result<Box<dyn Write + Send>> {
         Ok(if path == Path::new("-") {
             Box::new(std::io::stdout())
         } else {
@@ -48,7 +48,11 @@ impl Sinks {
     }
 
     /// Takes ticks until the last one, on a thread of its own.
-    pub fn spawn(mut self, rx: Receiver<Tick>, control: Arc<Control>) -> JoinHandle<Result<()>> {
+    pub(super) fn spawn(
+        mut self,
+        rx: Receiver<Tick>,
+        control: Arc<Control>,
+    ) -> JoinHandle<Result<()>> {
         std::thread::spawn(move || {
             let result = self.run(&rx, &control);
             if let Some(tui) = self.tui.take() {
@@ -125,7 +129,7 @@ impl MethodTotals {
 
 /// The run's figures as Prometheus text: counters summed over the ticks so far, gauges of the
 /// latest tick.
-pub struct Exposition {
+pub(super) struct Exposition {
     methods: Vec<MethodTotals>,
     in_flight: u64,
     lag_s: f64,
@@ -144,7 +148,7 @@ fn escape(s: &str) -> String {
 
 impl Exposition {
     /// Empty totals for a run calling `methods` (one name, or a mix's entries in order).
-    pub fn new(methods: Vec<String>) -> Exposition {
+    pub(super) fn new(methods: Vec<String>) -> Exposition {
         Exposition {
             methods: methods
                 .into_iter()
@@ -171,7 +175,7 @@ impl Exposition {
     }
 
     /// Adds a tick.
-    pub fn add(&mut self, t: &Tick) {
+    pub(super) fn add(&mut self, t: &Tick) {
         if t.methods.is_empty() {
             self.methods[0].add(&t.statuses.0, &t.latency_histogram);
         } else {
@@ -189,7 +193,7 @@ impl Exposition {
     }
 
     /// The text exposition.
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let mut s = String::new();
         s += "# HELP volley_bench_calls_total Calls finished, by method and status.\n";
         s += "# TYPE volley_bench_calls_total counter\n";
@@ -269,7 +273,7 @@ impl Exposition {
 
 /// Serves `/metrics` from `exposition` on `addr` until the process ends; returns the address
 /// bound (port 0 picks one).
-pub fn serve(addr: &str, exposition: Arc<Mutex<Exposition>>) -> Result<SocketAddr> {
+pub(super) fn serve(addr: &str, exposition: Arc<Mutex<Exposition>>) -> Result<SocketAddr> {
     use http_body_util::Full;
     use hyper::Response;
 

@@ -25,7 +25,7 @@ use volley_bench::live::{Quantiles, Tick};
 const HISTORY: usize = 240;
 
 /// The live view.
-pub struct Tui {
+pub(super) struct Tui {
     terminal: Terminal<CrosstermBackend<Stdout>>,
     title: String,
     rates: VecDeque<u64>,
@@ -41,7 +41,7 @@ fn quantile_cells(q: &Quantiles) -> [String; 3] {
 
 impl Tui {
     /// Takes over the terminal (raw mode, alternate screen).
-    pub fn open(title: String) -> Result<Tui> {
+    pub(super) fn open(title: String) -> Result<Tui> {
         enable_raw_mode()?;
         let mut out = std::io::stdout();
         execute!(out, EnterAlternateScreen)?;
@@ -70,7 +70,7 @@ impl Tui {
     }
 
     /// Whether `q`, Esc or Ctrl-C was pressed.
-    pub fn quit_asked(&mut self) -> Result<bool> {
+    pub(super) fn quit_asked(&mut self) -> Result<bool> {
         while event::poll(Duration::ZERO)? {
             if let Event::Key(k) = event::read()? {
                 if k.kind != KeyEventKind::Press {
@@ -87,7 +87,7 @@ impl Tui {
     }
 
     /// Draws a tick.
-    pub fn draw(&mut self, t: &Tick) -> Result<()> {
+    pub(super) fn draw(&mut self, t: &Tick) -> Result<()> {
         self.rates.push_back(t.rate.round() as u64);
         if self.rates.len() > HISTORY {
             self.rates.pop_front();
@@ -202,7 +202,7 @@ impl Tui {
     }
 
     /// Gives the terminal back.
-    pub fn close(mut self) {
+    pub(super) fn close(mut self) {
         let _ = disable_raw_mode();
         let _ = execute!(self.terminal.backend_mut(), LeaveAlternateScreen);
         let _ = self.terminal.show_cursor();

@@ -8,6 +8,7 @@ use volley_bench::plan::{
     BenchArgs,
     units::{parse_duration, parse_size},
 };
+use volley_lab::{gateway::GatewayArgs, link::LinkArgs, orders::OrdersArgs, seeds::LabArgs};
 
 /// `volley --version`: the package version and the commit it was built from.
 pub const VERSION: &str = concat!(
@@ -26,57 +27,74 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands: the product first, then the experiment harness (`lab`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the built-in services (api.Users, helloworld.Greeter, grpc.hi, orders.OrderService,
-    /// grpc.testing.TestService, health, reflection) on one port.
+    /// grpc.testing.TestService, health, reflection) on one port, or any .proto with --proto.
     Serve(Box<ServeArgs>),
     /// Load-test a gRPC method: a drop-in for ghz (same flags, same reports), many times lighter.
     /// With no host, benches the built-in services in-process.
     #[command(version, disable_version_flag = true)]
     Bench(Box<BenchArgs>),
-    /// Seed 004's order study: N clients send M timestamped orders to orders.OrderService, one
-    /// unary call per order or one bidi stream per client; prints throughput, client-to-server
-    /// time and round trip per order.
-    Orders(OrdersArgs),
-    /// Rerun every seed experiment against volley's own server (or --target) and write
-    /// report.md, report.html and results.json with the seeds' figures beside ours.
-    Lab(LabArgs),
+    /// Call a method, list services or describe a symbol: grpcurl's command line and output
+    /// (`volley call -plaintext HOST:PORT list`); `volley call -help` for its flags.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Call {
+        /// grpcurl's flags and arguments, as grpcurl takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// A drop-in for GripMock: the services of .proto files answered from stubs, gRPC on
+    /// 0.0.0.0:4770, the admin API on 0.0.0.0:4771 (the binary run as `gripmock` is this).
+    Mock(Box<crate::mock::MockArgs>),
     /// Results as data: merge the JSON results of a plan's shards (or of runs on many hosts)
-    /// exactly, and gate on the merged run.
+    /// exactly, gate on the merged run, or compare two runs beyond their noise.
     #[command(subcommand)]
     Report(ReportCommand),
-    /// A TCP relay that behaves like a slower network (for kernels without netem): each way,
-    /// a one-way delay with jitter and a rate cap, as `tc netem` or toxiproxy would add.
-    Link(LinkArgs),
+    /// The experiments volley grew out of: `volley lab` reruns every one of them and writes
+    /// report.md, report.html and results.json with the published figures beside ours;
+    /// `volley lab orders | gateway | link` runs one tool of the harness.
+    Lab(Box<LabCommand>),
     /// Print a shell completion script: `source <(volley completions bash)`, or write it where
     /// your shell looks (zsh: a file `_volley` on $fpath; fish: ~/.config/fish/completions/volley.fish).
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+    /// `volley lab orders`, under its old name.
+    #[command(hide = true)]
+    Orders(OrdersArgs),
+    /// `volley lab link`, under its old name.
+    #[command(hide = true)]
+    Link(LinkArgs),
 }
 
-/// `volley link`.
+/// `volley lab`: every seed experiment rerun, or one tool of the harness.
 #[derive(Debug, Args)]
-pub struct LinkArgs {
-    /// Where clients connect (port 0 picks a free port; the log line says which).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: SocketAddr,
-    /// Where the relay connects for each client (HOST:PORT).
-    #[arg(long, value_name = "ADDR")]
-    pub to: String,
-    /// One-way delay, each direction (a round trip gains twice this), e.g. 5ms.
-    #[arg(long, value_parser = parse_duration, default_value = "0")]
-    pub delay: Duration,
-    /// Each chunk's delay varies uniformly within +-this (no reordering), e.g. 1ms.
-    #[arg(long, value_parser = parse_duration, default_value = "0")]
-    pub jitter: Duration,
-    /// Most each direction carries, as tc writes it: 100mbit, 512kbit (bits per second) or
-    /// 10mbps (bytes per second).
-    #[arg(long, value_parser = crate::link::parse_rate, value_name = "RATE")]
-    pub rate: Option<u64>,
+#[command(args_conflicts_with_subcommands = true)]
+pub struct LabCommand {
+    /// One tool of the harness instead of the whole rerun.
+    #[command(subcommand)]
+    pub tool: Option<LabTool>,
+    /// The whole rerun's flags.
+    #[command(flatten)]
+    pub all: LabArgs,
+}
+
+/// The tools of `volley lab`.
+#[derive(Debug, Subcommand)]
+pub enum LabTool {
+    /// The order study (seed 004): N clients send M timestamped orders to orders.OrderService,
+    /// one unary call per order or one bidi stream per client; prints throughput,
+    /// client-to-server time and round trip per order.
+    Orders(OrdersArgs),
+    /// The gateway experiment (seed 002): HTTP `GET /performance` makes one gRPC call
+    /// (helloworld.Greeter/SayHello) to --backend through a channel with --strategy.
+    Gateway(GatewayArgs),
+    /// A TCP relay that behaves like a slower network (for kernels without netem): each way,
+    /// a one-way delay with jitter and a rate cap, as `tc netem` or toxiproxy would add.
+    Link(LinkArgs),
 }
 
 /// `volley report`.
@@ -128,82 +146,6 @@ pub struct MergeArgs {
     pub junit: Option<PathBuf>,
 }
 
-/// `volley lab`.
-#[derive(Debug, Args)]
-pub struct LabArgs {
-    /// Run only this scenario (repeatable): users, http-vs-grpc, gateway, greeter, orders.
-    #[arg(long, value_name = "NAME")]
-    pub only: Vec<String>,
-
-    /// Small counts and short runs (for CI and a first look).
-    #[arg(long)]
-    pub quick: bool,
-
-    /// Where the reports go.
-    #[arg(long, default_value = "volley-lab")]
-    pub out: PathBuf,
-
-    /// Load this server (HOST:PORT, plaintext) instead of volley's own, for the scenarios on the
-    /// seed protos (users, greeter, orders).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub target: Option<String>,
-}
-
-/// `volley orders`.
-#[derive(Debug, Args)]
-pub struct OrdersArgs {
-    /// The server (a `volley serve`, or any orders.OrderService). Without it, volley starts its
-    /// own `volley serve` process for the run (on 127.0.0.1, or in a namespace with --netns).
-    #[arg(long)]
-    pub addr: Option<String>,
-
-    /// With the server volley starts: TLS, with a certificate generated for the run.
-    #[arg(long, conflicts_with = "addr")]
-    pub tls: bool,
-
-    /// With the server volley starts: run it in one network namespace and the clients in another,
-    /// joined by a veth pair with this netem delay each way (e.g. 0.5ms; 0 for none). Needs root
-    /// or CAP_NET_ADMIN; everything created is removed at the end, also on Ctrl-C.
-    #[arg(long, value_parser = parse_duration, value_name = "DELAY", conflicts_with = "addr")]
-    pub netns: Option<Duration>,
-
-    /// TLS server name to verify (default: the host of --addr).
-    #[arg(long, value_name = "NAME")]
-    pub server_name: Option<String>,
-
-    /// Server threads for the server volley starts.
-    #[arg(long, default_value_t = 1)]
-    pub server_threads: usize,
-
-    /// unary (one call per order) or stream (one bidi stream per client).
-    #[arg(long, default_value = "stream")]
-    pub mode: String,
-
-    /// Clients, each with its own connection (the seed's --no-of-clients).
-    #[arg(long, default_value_t = 1000)]
-    pub clients: usize,
-
-    /// Orders in all, split evenly over the clients (the seed's --count).
-    #[arg(long, default_value_t = 10000)]
-    pub count: u64,
-
-    /// Stream mode: most orders a client has sent and not yet seen answered.
-    #[arg(long, default_value_t = 64)]
-    pub window: usize,
-
-    /// Use TLS, trusting this PEM CA (e.g. the ca.pem `volley serve --tls-self-signed` writes).
-    #[arg(long, value_name = "PEM")]
-    pub cacert: Option<PathBuf>,
-
-    /// Print the figures as JSON.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Client threads (default: one per core).
-    #[arg(long)]
-    pub cpus: Option<usize>,
-}
-
 /// `volley serve`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -215,7 +157,7 @@ pub struct ServeArgs {
     /// Address to listen on: host:port (port 0 picks a free port; the log line says which), or
     /// unix:/path for a Unix socket (its file is removed at exit; a stale one is replaced).
     #[arg(long, default_value = "127.0.0.1:9090")]
-    pub addr: crate::listen::ListenAddr,
+    pub addr: volley_server::listen::ListenAddr,
 
     /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
     /// each method answers from the stubs, or a default message of its output type.
@@ -257,7 +199,7 @@ pub struct ServeArgs {
     /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
     /// gRPC on 9503).
     #[arg(long, value_name = "ADDR")]
-    pub http_addr: Option<crate::listen::ListenAddr>,
+    pub http_addr: Option<volley_server::listen::ListenAddr>,
 
     /// Make every handler wait this long before replying (e.g. 200ms), for sleeping-server experiments.
     #[arg(long, value_parser = parse_duration, default_value = "0")]
@@ -370,30 +312,7 @@ pub struct ServeArgs {
 /// What `volley serve` can run besides the built-in services.
 #[derive(Debug, Subcommand)]
 pub enum ServeWhat {
-    /// Seed 002's gateway: HTTP `GET /performance` makes one gRPC call
-    /// (helloworld.Greeter/SayHello) to --backend through a channel with --strategy.
+    /// `volley lab gateway`, under its old name.
+    #[command(hide = true)]
     Gateway(GatewayArgs),
-}
-
-/// `volley serve gateway`.
-#[derive(Debug, Args)]
-pub struct GatewayArgs {
-    /// The gRPC backend (HOST:PORT), e.g. a `volley serve` (with --delay 200ms for the sleeping case).
-    #[arg(long)]
-    pub backend: String,
-
-    /// How calls share backend connections: per-request, single, pool[:N] (default 4) or
-    /// expanding[:MAX] (default 8).
-    // The brackets are help text for the terminal, not rustdoc links.
-    #[allow(rustdoc::broken_intra_doc_links)]
-    #[arg(long, default_value = "expanding")]
-    pub strategy: String,
-
-    /// Address to listen on (HTTP/1.1 and h2c).
-    #[arg(long, default_value = "127.0.0.1:18080")]
-    pub addr: SocketAddr,
-
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    pub threads: Option<usize>,
 }

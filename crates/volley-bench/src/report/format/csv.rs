@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use crate::report::Report;
 
 /// Writes the CSV.
-pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let mut out = io::BufWriter::new(w);
     out.write_all(b"\nduration (ms),status,error")?;
     for d in r.details.iter().flatten() {

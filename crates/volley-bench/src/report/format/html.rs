@@ -94,7 +94,7 @@ fn percentile_svg(r: &Report) -> String {
 }
 
 /// Writes the page.
-pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let title = if r.name.is_empty() {
         "volley bench".to_string()
     } else {

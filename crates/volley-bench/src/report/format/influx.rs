@@ -128,7 +128,7 @@ fn go_duration(ns: u64) -> String {
 }
 
 /// Writes the `ghz_run` line (no trailing newline, as ghz).
-pub fn write_summary(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write_summary(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let mut fields = vec![
         format!("count={}", r.count),
         format!("total={}", r.total),
@@ -151,7 +151,7 @@ pub fn write_summary(w: &mut impl Write, r: &Report) -> io::Result<()> {
 }
 
 /// Writes one `ghz_detail` line per call.
-pub fn write_details(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write_details(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let common = tags(r, false);
     let mut out = io::BufWriter::new(w);
     for d in r.details.iter().flatten() {

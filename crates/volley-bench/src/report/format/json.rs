@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use crate::report::Report;
 
 /// Writes the JSON (no trailing newline, as ghz).
-pub fn write(w: &mut impl Write, r: &Report, pretty: bool) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report, pretty: bool) -> io::Result<()> {
     let res = if pretty {
         serde_json::to_writer_pretty(&mut *w, r)
     } else {

@@ -81,7 +81,7 @@ fn labels(r: &Report) -> String {
 }
 
 /// Writes the exposition.
-pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let l = labels(r);
     let mut s = String::new();
     let gauge = |s: &mut String, name: &str, v: f64| {

@@ -4,14 +4,11 @@
 use std::io::{self, Write};
 
 use crate::report::gofmt::{format_nano_unit, tabwrite};
-use crate::{
-    gate::Verdicts,
-    report::{Report, server::ServerFigures},
-};
+use crate::report::{Report, server::ServerFigures, verdicts::Verdicts};
 
 /// Writes the summary: ghz's block for the run; under a mix, one block per method first, then
 /// the whole run's.
-pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let mut s = String::new();
     let weights: u64 = r.methods.iter().map(|m| m.weight).sum();
     for m in &r.methods {

@@ -106,7 +106,7 @@ fn stats(samples: &[(f64, u64)]) -> Stats {
 }
 
 /// Writes the report as wrk prints it.
-pub fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
+pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let o = &r.options;
     let threads = r.volley.thread_timelines.len().max(1);
     let duration_ns = if o.duration > 0 { o.duration } else { r.total };

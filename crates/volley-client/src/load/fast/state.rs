@@ -1,0 +1,587 @@
+//! A fast-path connection's state, shared by its handles and its reader and writer tasks: the
+//! frames waiting to be sent, one slot per call (sent, settled, gone), the server's concurrency
+//! limit and windows, and the server's frames parsed into settled calls.
+
+use std::{
+    collections::VecDeque,
+    task::{Context, Poll, Waker},
+};
+
+use bytes::Bytes;
+use volley_wire::{
+    Code, Status,
+    h2::{
+        DEFAULT_MAX_FRAME_SIZE, DEFAULT_WINDOW, FRAME_HEADER_LEN, Head, MAX_MAX_FRAME_SIZE,
+        STREAM_ID_MASK, flag, kind, reason, setting, write,
+    },
+};
+
+use super::{
+    error::{CallError, going_away, stream_status},
+    frame::HeaderBlock,
+};
+use crate::UnaryReply;
+
+/// Receive-window bytes consumed before the connection's window is topped up.
+const TOP_UP: u32 = 1 << 30;
+
+/// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
+pub(super) const MAX_FRAME_IN: usize = DEFAULT_MAX_FRAME_SIZE;
+
+/// What a call's slot holds.
+pub(super) enum Slot {
+    /// Sent; the reply is coming.
+    Waiting {
+        waker: Option<Waker>,
+        http_status: u16,
+        grpc: Option<(Code, String)>,
+        bytes: usize,
+    },
+    /// Settled.
+    Done(Result<UnaryReply, CallError>),
+    /// Its caller has the result (or went away).
+    Gone,
+}
+
+/// One connection's state.
+pub(super) struct Inner {
+    /// Frames to send.
+    out: Vec<u8>,
+    /// Slots of streams `first_id`, `first_id + 2`, ...
+    slots: VecDeque<Slot>,
+    first_id: u32,
+    next_id: u32,
+    /// Calls sent and not settled.
+    open: u32,
+    max_open: u32,
+    /// Calls waiting for `open < max_open`.
+    waiting_room: VecDeque<Waker>,
+    /// The server's windows for what we send.
+    send_window: i64,
+    stream_window: i64,
+    max_frame: usize,
+    /// DATA frames waiting for the connection's send window: stream, body.
+    blocked: VecDeque<(u32, Bytes)>,
+    /// Received DATA bytes not yet returned to the server by WINDOW_UPDATE.
+    consumed: u32,
+    /// A header block being read (HEADERS, then CONTINUATION), and its stream and flags.
+    partial: Option<(u32, u8, Vec<u8>)>,
+    decoder: fluke_hpack::Decoder<'static>,
+    /// Set when the connection cannot take new calls, with why.
+    closed: Option<CallError>,
+    /// The highest stream a GOAWAY let through.
+    goaway_last: Option<u32>,
+}
+
+impl Inner {
+    /// A connection's state before the server's SETTINGS.
+    pub(super) fn new() -> Inner {
+        Inner {
+            out: Vec::with_capacity(64 * 1024),
+            slots: VecDeque::new(),
+            first_id: 1,
+            next_id: 1,
+            open: 0,
+            // Until the server's SETTINGS say otherwise.
+            max_open: 100,
+            waiting_room: VecDeque::new(),
+            send_window: i64::from(DEFAULT_WINDOW),
+            stream_window: i64::from(DEFAULT_WINDOW),
+            max_frame: DEFAULT_MAX_FRAME_SIZE,
+            blocked: VecDeque::new(),
+            consumed: 0,
+            partial: None,
+            decoder: fluke_hpack::Decoder::new(),
+            closed: None,
+            goaway_last: None,
+        }
+    }
+
+    /// Whether it takes no new calls (GOAWAY, a closed socket, a protocol error).
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.is_some()
+    }
+
+    /// Closed, with no call left open: the writer may shut the socket.
+    pub(super) fn finished(&self) -> bool {
+        self.closed.is_some() && self.open == 0
+    }
+
+    /// Marks the connection closed to new calls (if it is not already), failing them with
+    /// `why`; calls in flight go on.
+    pub(super) fn refuse_new(&mut self, why: CallError) {
+        self.closed.get_or_insert(why);
+    }
+
+    /// Swaps the frames to send into `buf` (empty), leaving an empty buffer here.
+    pub(super) fn take_out(&mut self, buf: &mut Vec<u8>) {
+        std::mem::swap(buf, &mut self.out);
+    }
+
+    /// Whether frames wait to be sent.
+    pub(super) fn has_out(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// The largest request body one call can send (one DATA frame, within the server's
+    /// per-stream window).
+    pub(super) fn max_body(&self) -> usize {
+        self.max_frame.min(self.stream_window.max(0) as usize)
+    }
+
+    /// Ready once a call may be sent under the server's concurrency limit (or the connection
+    /// has closed).
+    pub(super) fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
+        if let Some(s) = &self.closed {
+            return Poll::Ready(Err(s.clone()));
+        }
+        if self.open < self.max_open {
+            return Poll::Ready(Ok(()));
+        }
+        self.waiting_room.push_back(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Sends a call (`block` then `body`) on a new stream and gives it a slot; returns the stream.
+    pub(super) fn start(&mut self, block: &HeaderBlock, body: Bytes) -> Result<u32, CallError> {
+        if body.len() > self.max_frame || body.len() as i64 > self.stream_window {
+            return Err(CallError::Failed(Status::internal(
+                "the request is too large for the fast path",
+            )));
+        }
+        let id = self.next_id;
+        self.next_id += 2;
+        self.open += 1;
+        self.slots.push_back(Slot::Waiting {
+            waker: None,
+            http_status: 0,
+            grpc: None,
+            bytes: 0,
+        });
+        write(
+            &mut self.out,
+            kind::HEADERS,
+            flag::END_HEADERS,
+            id,
+            &block.0,
+        );
+        self.send_data(id, body);
+        Ok(id)
+    }
+
+    /// Ready with stream `id`'s result once it is settled (its slot is then given up).
+    pub(super) fn poll_settled(
+        &mut self,
+        id: u32,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<UnaryReply, CallError>> {
+        match self.slot(id) {
+            Some(slot @ Slot::Done(_)) => {
+                let Slot::Done(r) = std::mem::replace(slot, Slot::Gone) else {
+                    unreachable!("matched Done")
+                };
+                Poll::Ready(r)
+            }
+            Some(Slot::Waiting { waker, .. }) => {
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            _ => Poll::Ready(Err(CallError::Failed(Status::internal(
+                "the call's slot is gone",
+            )))),
+        }
+    }
+
+    /// Gives up stream `id`, whose caller went away before its reply: the stream is reset with
+    /// CANCEL. True when there is a frame to send.
+    pub(super) fn abandon(&mut self, id: u32) -> bool {
+        let Some(slot) = self.slot(id) else {
+            return false;
+        };
+        if !matches!(slot, Slot::Waiting { .. }) {
+            return false;
+        }
+        *slot = Slot::Gone;
+        self.open -= 1;
+        write(
+            &mut self.out,
+            kind::RST_STREAM,
+            0,
+            id,
+            &reason::CANCEL.to_be_bytes(),
+        );
+        true
+    }
+
+    fn slot(&mut self, id: u32) -> Option<&mut Slot> {
+        if id < self.first_id || id % 2 == 0 {
+            return None;
+        }
+        self.slots.get_mut(((id - self.first_id) / 2) as usize)
+    }
+
+    fn settle(&mut self, id: u32, result: Result<UnaryReply, CallError>) {
+        let Some(slot) = self.slot(id) else { return };
+        if let Slot::Waiting { waker, .. } = slot {
+            let waker = waker.take();
+            *slot = Slot::Done(result);
+            self.open -= 1;
+            if let Some(w) = waker {
+                w.wake();
+            }
+            if let Some(w) = self.waiting_room.pop_front() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Drops settled slots from the front.
+    pub(super) fn trim(&mut self) {
+        while matches!(self.slots.front(), Some(Slot::Gone)) {
+            self.slots.pop_front();
+            self.first_id += 2;
+        }
+    }
+
+    /// Fails every open call with `error`, and every later one (unless a GOAWAY already said why
+    /// later calls fail).
+    pub(super) fn close(&mut self, error: CallError) {
+        let ids: Vec<u32> = (0..self.slots.len() as u32)
+            .map(|k| self.first_id + 2 * k)
+            .collect();
+        for id in ids {
+            self.settle(id, Err(error.clone()));
+        }
+        self.closed.get_or_insert(error);
+        for w in self.waiting_room.drain(..) {
+            w.wake();
+        }
+    }
+
+    fn send_data(&mut self, stream: u32, body: Bytes) {
+        if self.blocked.is_empty() && body.len() as i64 <= self.send_window {
+            self.send_window -= body.len() as i64;
+            write(&mut self.out, kind::DATA, flag::END_STREAM, stream, &body);
+        } else {
+            self.blocked.push_back((stream, body));
+        }
+    }
+
+    fn unblock(&mut self) {
+        while let Some((_, body)) = self.blocked.front() {
+            if body.len() as i64 > self.send_window {
+                break;
+            }
+            let (stream, body) = self.blocked.pop_front().expect("a front");
+            self.send_window -= body.len() as i64;
+            write(&mut self.out, kind::DATA, flag::END_STREAM, stream, &body);
+        }
+    }
+
+    /// Handles every whole frame at the front of `bytes`; returns how many bytes they took, or
+    /// the status of a connection error.
+    pub(super) fn parse(&mut self, bytes: &[u8]) -> Result<usize, Status> {
+        let mut at = 0;
+        while bytes.len() - at >= FRAME_HEADER_LEN {
+            let h = Head::read(&bytes[at..at + FRAME_HEADER_LEN]);
+            if h.len > MAX_FRAME_IN {
+                return Err(Status::internal("a frame over the 16,384-byte limit"));
+            }
+            let end = at + FRAME_HEADER_LEN + h.len;
+            if bytes.len() < end {
+                break;
+            }
+            self.on_frame(h, &bytes[at + FRAME_HEADER_LEN..end])?;
+            at = end;
+        }
+        Ok(at)
+    }
+
+    /// One frame from the server. Returns a connection error's status, if it is one.
+    fn on_frame(&mut self, h: Head, p: &[u8]) -> Result<(), Status> {
+        match h.kind {
+            kind::DATA => {
+                let pad = padding(h, p)?;
+                self.consumed += h.len as u32;
+                if let Some(Slot::Waiting { bytes, .. }) = self.slot(h.stream) {
+                    *bytes += p.len() - pad.0 - pad.1;
+                }
+                if self.consumed >= TOP_UP {
+                    write(
+                        &mut self.out,
+                        kind::WINDOW_UPDATE,
+                        0,
+                        0,
+                        &self.consumed.to_be_bytes(),
+                    );
+                    self.consumed = 0;
+                }
+                if h.flags & flag::END_STREAM != 0 {
+                    self.end(h.stream);
+                }
+            }
+            kind::HEADERS => {
+                let (front, back) = padding(h, p)?;
+                let skip = front + if h.flags & flag::PRIORITY != 0 { 5 } else { 0 };
+                if skip + back > p.len() {
+                    return Err(Status::internal("a HEADERS frame shorter than its padding"));
+                }
+                let block = p[skip..p.len() - back].to_vec();
+                self.partial = Some((h.stream, h.flags, block));
+                if h.flags & flag::END_HEADERS != 0 {
+                    self.headers_done()?;
+                }
+            }
+            kind::CONTINUATION => {
+                let Some((stream, _, block)) = &mut self.partial else {
+                    return Err(Status::internal("a CONTINUATION frame without HEADERS"));
+                };
+                if *stream != h.stream {
+                    return Err(Status::internal("a CONTINUATION frame on another stream"));
+                }
+                block.extend_from_slice(p);
+                if h.flags & flag::END_HEADERS != 0 {
+                    self.headers_done()?;
+                }
+            }
+            kind::RST_STREAM if p.len() == 4 => {
+                let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+                self.settle(h.stream, Err(stream_status(code)));
+            }
+            kind::SETTINGS if h.flags & flag::ACK == 0 => self.on_settings(p)?,
+            kind::PING if h.flags & flag::ACK == 0 && p.len() == 8 => {
+                write(&mut self.out, kind::PING, flag::ACK, 0, p);
+            }
+            kind::GOAWAY if p.len() >= 8 => {
+                let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & STREAM_ID_MASK;
+                self.goaway_last = Some(last);
+                let beyond: Vec<u32> = (0..self.slots.len() as u32)
+                    .map(|k| self.first_id + 2 * k)
+                    .filter(|id| *id > last)
+                    .collect();
+                for id in beyond {
+                    self.settle(id, Err(going_away()));
+                }
+                self.closed.get_or_insert_with(going_away);
+            }
+            kind::WINDOW_UPDATE if p.len() == 4 => {
+                let inc = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & STREAM_ID_MASK;
+                if h.stream == 0 {
+                    self.send_window += i64::from(inc);
+                    self.unblock();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The server's SETTINGS: taken, acknowledged, and the calls waiting for room woken.
+    fn on_settings(&mut self, p: &[u8]) -> Result<(), Status> {
+        if p.len() % 6 != 0 {
+            return Err(Status::internal("a SETTINGS frame of a bad length"));
+        }
+        for s in p.chunks(6) {
+            let id = u16::from_be_bytes([s[0], s[1]]);
+            let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+            match id {
+                setting::MAX_CONCURRENT_STREAMS => self.max_open = v,
+                setting::INITIAL_WINDOW_SIZE => self.stream_window = i64::from(v),
+                setting::MAX_FRAME_SIZE => {
+                    self.max_frame = (v as usize).clamp(DEFAULT_MAX_FRAME_SIZE, MAX_MAX_FRAME_SIZE);
+                }
+                _ => {}
+            }
+        }
+        write(&mut self.out, kind::SETTINGS, flag::ACK, 0, &[]);
+        for w in self.waiting_room.drain(..) {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    fn headers_done(&mut self) -> Result<(), Status> {
+        let (stream, flags, block) = self.partial.take().expect("a header block");
+        let (mut http_status, mut grpc_code, mut message) = (None, None, None);
+        self.decoder
+            .decode_with_cb(&block, |k, v| match &k[..] {
+                b":status" => {
+                    http_status = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
+                }
+                b"grpc-status" => {
+                    grpc_code = std::str::from_utf8(&v)
+                        .ok()
+                        .and_then(|s| s.parse::<i32>().ok())
+                        .map(Code::from_i32);
+                }
+                b"grpc-message" => message = Some(String::from_utf8_lossy(&v).into_owned()),
+                _ => {}
+            })
+            .map_err(|e| Status::internal(format!("a reply's headers do not decode: {e:?}")))?;
+        if let Some(Slot::Waiting {
+            http_status: hs,
+            grpc,
+            ..
+        }) = self.slot(stream)
+        {
+            if let Some(s) = http_status {
+                *hs = s;
+            }
+            if let Some(c) = grpc_code {
+                *grpc = Some((c, message.unwrap_or_default()));
+            }
+        }
+        if flags & flag::END_STREAM != 0 {
+            self.end(stream);
+        }
+        Ok(())
+    }
+
+    /// The server ended stream `id`: its call is settled by what its headers said.
+    fn end(&mut self, id: u32) {
+        let Some(Slot::Waiting {
+            http_status,
+            grpc,
+            bytes,
+            ..
+        }) = self.slot(id)
+        else {
+            return;
+        };
+        let result = match (*http_status, grpc.take()) {
+            (200, Some((Code::Ok, _))) => Ok(UnaryReply { bytes: *bytes }),
+            (200, Some((code, message))) => Err(Status::new(code, message)),
+            (200, None) => Err(Status::internal(
+                "server closed the stream without sending trailers",
+            )),
+            (s, _) => Err(Status::new(
+                Code::from_http_status(s),
+                format!("unexpected HTTP status code received from server: {s}"),
+            )),
+        };
+        self.settle(id, result.map_err(CallError::Failed));
+    }
+}
+
+/// A padded frame's (front, back) padding lengths.
+fn padding(h: Head, p: &[u8]) -> Result<(usize, usize), Status> {
+    if h.flags & flag::PADDED == 0 {
+        return Ok((0, 0));
+    }
+    let pad = usize::from(
+        *p.first()
+            .ok_or_else(|| Status::internal("a padded frame with no pad length"))?,
+    );
+    if pad + 1 > p.len() {
+        return Err(Status::internal("a frame shorter than its padding"));
+    }
+    Ok((1, pad))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Where a call failed decides whether it may go again, whatever its status says.
+    use super::*;
+
+    fn block() -> HeaderBlock {
+        HeaderBlock::of(&crate::CallHead::new("http", "x:1", "/a.B/C", &[], None, false).unwrap())
+    }
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(&mut out, kind, flags, stream, payload);
+        out
+    }
+
+    /// `n` calls started on a fresh state: streams 1, 3, 5, ...
+    fn started(n: usize) -> Inner {
+        let mut i = Inner::new();
+        for _ in 0..n {
+            i.start(&block(), Bytes::from_static(&[0, 0, 0, 0, 0]))
+                .unwrap();
+        }
+        i
+    }
+
+    fn settled(i: &mut Inner, id: u32) -> Result<UnaryReply, CallError> {
+        let mut cx = Context::from_waker(Waker::noop());
+        match i.poll_settled(id, &mut cx) {
+            Poll::Ready(r) => r,
+            Poll::Pending => panic!("stream {id} is not settled"),
+        }
+    }
+
+    fn feed(i: &mut Inner, bytes: &[u8]) {
+        assert_eq!(i.parse(bytes).ok(), Some(bytes.len()));
+    }
+
+    #[test]
+    fn refused_and_goaway_calls_were_never_seen_and_others_were() {
+        let mut i = started(4);
+        feed(
+            &mut i,
+            &frame(
+                kind::RST_STREAM,
+                0,
+                1,
+                &reason::REFUSED_STREAM.to_be_bytes(),
+            ),
+        );
+        feed(
+            &mut i,
+            &frame(kind::RST_STREAM, 0, 3, &reason::CANCEL.to_be_bytes()),
+        );
+        // GOAWAY letting stream 5 through: 7 was never seen, 5 is still coming.
+        feed(
+            &mut i,
+            &frame(kind::GOAWAY, 0, 0, &[0, 0, 0, 5, 0, 0, 0, 0]),
+        );
+        let e = settled(&mut i, 1).unwrap_err();
+        assert!(e.never_seen(), "{e:?}");
+        assert!(e.into_status().message().contains("REFUSED_STREAM"));
+        assert!(!settled(&mut i, 3).unwrap_err().never_seen());
+        let e = settled(&mut i, 7).unwrap_err();
+        assert!(e.never_seen(), "{e:?}");
+        assert_eq!(e.into_status().message(), "transport is closing");
+        // The socket then fails: stream 5 was let through, so the server may have seen it.
+        i.close(CallError::Failed(Status::unavailable(
+            "connection error: the server closed the connection",
+        )));
+        assert!(!settled(&mut i, 5).unwrap_err().never_seen());
+        // A call after the GOAWAY is not sent, and says so.
+        let mut cx = Context::from_waker(Waker::noop());
+        match i.poll_room(&mut cx) {
+            Poll::Ready(Err(e)) => assert!(e.never_seen(), "{e:?}"),
+            _ => panic!("a closed connection took a call"),
+        }
+    }
+
+    #[test]
+    fn a_servers_status_is_never_read_as_a_transport_failure() {
+        // A handler that answers UNAVAILABLE with grpc-go's transport words: the call reached
+        // the server, and is not sent again (the old rule matched these words).
+        let mut i = started(1);
+        let mut enc = fluke_hpack::Encoder::new();
+        let trailers = enc.encode([
+            (&b":status"[..], &b"200"[..]),
+            (b"grpc-status", b"14"),
+            (b"grpc-message", b"transport is closing"),
+        ]);
+        feed(
+            &mut i,
+            &frame(
+                kind::HEADERS,
+                flag::END_HEADERS | flag::END_STREAM,
+                1,
+                &trailers,
+            ),
+        );
+        let e = settled(&mut i, 1).unwrap_err();
+        assert!(!e.never_seen(), "{e:?}");
+        let s = e.into_status();
+        assert_eq!(
+            (s.code(), s.message()),
+            (Code::Unavailable, "transport is closing")
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! `volley lab`: reruns the seeds' experiments against volley's own server (or `--target`) and
+//! lays our figures beside the published ones. Each scenario drives child `volley` processes
+//! (`serve`, `lab gateway`, `bench -O json`, `lab orders --json`) so that every figure comes from
+//! the same code a user runs by hand; `report` writes report.md, report.html and results.json.
+
+mod cells;
+mod charts;
+mod machine;
+mod orders;
+mod report;
+mod runs;
+mod scenarios;
+mod takeaway;
+
+/// `volley lab`'s flags (every seed experiment rerun).
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    /// Run only this scenario (repeatable): users, http-vs-grpc, gateway, greeter, orders.
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+
+    /// Small counts and short runs (for CI and a first look).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Where the reports go.
+    #[arg(long, default_value = "volley-lab")]
+    pub out: PathBuf,
+
+    /// Load this server (HOST:PORT, plaintext) instead of volley's own, for the scenarios on the
+    /// seed protos (users, greeter, orders).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: Option<String>,
+}
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One measured case of a scenario.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// Scenario name.
+    pub scenario: String,
+    /// What was run.
+    pub case: String,
+    /// The headline figure's unit (`requests/s`, `orders/s`).
+    pub unit: String,
+    /// Our figure.
+    pub ours: f64,
+    /// The seed's published figure for the same case, when it has one.
+    pub seed: Option<f64>,
+    /// Calls (or orders) made.
+    pub calls: u64,
+    /// Calls that failed.
+    pub errors: u64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+    /// Percentile curve: (percentile, ms).
+    pub percentiles: Vec<(f64, f64)>,
+    /// Completed calls per second of the run.
+    pub timeline: Vec<u64>,
+    /// Latency histogram: (bucket mark ms, calls), ghz's buckets.
+    pub histogram: Vec<(f64, u64)>,
+    /// Seconds the run took (the median run's, when repeated).
+    pub elapsed_s: f64,
+    /// The seed's printed elapsed seconds for the same case, when it printed them.
+    pub seed_elapsed_s: Option<f64>,
+    /// Runs behind the figure: a run shorter than a second is repeated and `ours` is the
+    /// median run's figure.
+    pub runs: u32,
+    /// The lowest and highest figure of the runs, when there were several.
+    pub spread: Option<(f64, f64)>,
+    /// Why the case was not run here (then `ours` is 0).
+    pub not_run: Option<String>,
+}
+
+/// A scenario: its name, the seed it reruns, and how to run it.
+pub struct Scenario {
+    /// `--only` name.
+    pub name: &'static str,
+    /// The seed document and what it measured.
+    pub seed: &'static str,
+    /// Whether it can run against `--target` (gRPC scenarios on the seed protos).
+    pub targetable: bool,
+    run: fn(&Ctx) -> Result<Vec<Row>>,
+}
+
+/// Every scenario, in the seeds' order.
+pub fn scenarios() -> Vec<Scenario> {
+    scenarios::all()
+}
+
+/// What scenarios share.
+pub struct Ctx {
+    /// This executable.
+    pub exe: PathBuf,
+    /// Small counts and short runs.
+    pub quick: bool,
+    /// Another server to load instead of volley's own.
+    pub target: Option<String>,
+    /// The machine the lab runs on.
+    pub machine: machine::Machine,
+}
+
+impl Ctx {
+    /// Runs `volley ARGS` and parses its JSON standard output.
+    pub fn volley_json(&self, args: &[String]) -> Result<Value> {
+        let out = Command::new(&self.exe)
+            .args(args)
+            .output()
+            .with_context(|| format!("cannot run {}", self.exe.display()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            bail!(
+                "`volley {}` failed: {}",
+                args.join(" "),
+                err.trim().lines().last().unwrap_or("")
+            );
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| anyhow!("`volley {}` printed no JSON report: {e}", args.join(" ")))
+    }
+
+    /// Starts `volley serve` with `extra` arguments on a free loopback port.
+    pub fn serve(&self, extra: &[&str]) -> Result<crate::child::Child> {
+        let mut c = Command::new(&self.exe);
+        c.args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
+        crate::child::Child::start(c)
+    }
+}
+
+/// Runs the lab.
+pub fn run(args: LabArgs) -> Result<()> {
+    let all = scenarios();
+    let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+    for n in &args.only {
+        if !names.contains(&n.as_str()) {
+            bail!(
+                "unknown scenario {n:?}: the scenarios are {}",
+                names.join(", ")
+            );
+        }
+    }
+    let out = args.out.clone();
+    prepare_out(&out)?;
+    if let Some(t) = &args.target {
+        reachable(t)?;
+    }
+    let ctx = Ctx {
+        exe: std::env::current_exe()?,
+        quick: args.quick,
+        target: args.target.clone(),
+        machine: machine::Machine::this(),
+    };
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for s in all
+        .iter()
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.name))
+    {
+        if ctx.target.is_some() && !s.targetable {
+            skipped.push((s.name, "needs volley's own server".to_owned()));
+            continue;
+        }
+        eprint!("volley lab: {} ({}) ... ", s.name, s.seed);
+        let _ = std::io::stderr().flush();
+        let t = std::time::Instant::now();
+        match (s.run)(&ctx) {
+            Ok(r) => {
+                eprintln!("{} case(s), {:.1} s", r.len(), t.elapsed().as_secs_f64());
+                rows.extend(r);
+            }
+            Err(e) => {
+                eprintln!("failed: {e:#}");
+                skipped.push((s.name, format!("failed: {e:#}")));
+            }
+        }
+    }
+    report::write_all(&out, &rows, &skipped, &ctx)?;
+    print!("{}", report::summary(&rows, &skipped));
+    eprintln!(
+        "volley lab: reports in {} (report.md, report.html, results.json)",
+        out.display()
+    );
+    if skipped.iter().any(|(_, why)| why.starts_with("failed")) {
+        bail!("a scenario failed (see above)");
+    }
+    Ok(())
+}
+
+/// Creates `--out` and proves it writable before any load runs.
+fn prepare_out(out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
+    let probe = out.join(".volley-lab-probe");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("--out {}: cannot write there", out.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// Fails fast when `--target` does not accept connections.
+fn reachable(target: &str) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = target
+        .to_socket_addrs()
+        .with_context(|| format!("--target {target}: cannot resolve"))?
+        .collect();
+    let mut last = None;
+    for a in addrs {
+        match std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(3)) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(anyhow!(
+        "--target {target}: cannot connect: {}",
+        last.map_or_else(|| "no address".to_owned(), |e| e.to_string())
+    ))
+}

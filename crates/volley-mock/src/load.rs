@@ -1,0 +1,126 @@
+//! Stub files and folders: found under the `--stub` paths (subfolders too), read and checked at
+//! start (and again when they change: `watch`). A file's stub with no `id` gets one made from
+//! its file and position, so ids stay the same across reloads and restarts.
+
+use std::{
+    hash::{Hash, Hasher},
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use anyhow::{Context, Result, bail};
+use prost_reflect::DescriptorPool;
+
+use crate::{
+    check::check,
+    format::{parse_file, raw, refused, unknown_keys},
+    model::{Origin, Stub},
+};
+
+/// The stub files under `paths` (folders walked, subfolders too), sorted.
+pub(crate) fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read --stub {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "yaml" | "yml")
+            ) {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            bail!("--stub {}: no such file or folder", p.display());
+        }
+    }
+    Ok(out)
+}
+
+/// The id of a file's stub that has none: the same for the same file and position.
+fn id_for(file: &Path, n: usize) -> uuid::Uuid {
+    let mut a = std::hash::DefaultHasher::new();
+    (file, n, "a").hash(&mut a);
+    let mut b = std::hash::DefaultHasher::new();
+    (file, n, "b").hash(&mut b);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.finish().to_be_bytes());
+    bytes[8..].copy_from_slice(&b.finish().to_be_bytes());
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+/// Every stub of the files under `paths`, checked against `pools`. A stub that does not parse
+/// or fit is an error naming `file:line` and the stub's number; an unknown key is refused when
+/// `strict`, else one warning line.
+pub(crate) fn read_files(
+    paths: &[PathBuf],
+    pools: &[DescriptorPool],
+    strict: bool,
+) -> Result<Vec<Arc<Stub>>> {
+    let mut out = Vec::new();
+    for file in stub_files(paths)? {
+        for (i, item) in parse_file(&file)?.into_iter().enumerate() {
+            let n = i + 1;
+            let at = format!("{}:{}: stub #{n}", file.display(), item.line);
+            for key in unknown_keys(&item.value) {
+                if strict {
+                    bail!("{at}: {}", refused(&key));
+                }
+                tracing::warn!("{at}: unknown key {key:?} skipped (--strict refuses it)");
+            }
+            let r = raw(&item.value).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+            let id = match &r.id {
+                Some(id) => uuid::Uuid::parse_str(id)
+                    .map_err(|_| anyhow::anyhow!("{at}: id {id:?} is not a UUID"))?,
+                None => id_for(&file, n),
+            };
+            let source = format!("{} stub #{n}", file.display());
+            let stub = check(&item.value, r, pools, source, Origin::File, id)
+                .map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+            out.push(Arc::new(stub));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_are_walked_for_stub_files_only() {
+        let dir = std::env::temp_dir().join(format!("volley-mock-load-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        for f in ["b.yaml", "a.json", "sub/c.yml", "x.proto", "notes.txt"] {
+            std::fs::write(dir.join(f), "[]").unwrap();
+        }
+        let files = stub_files(std::slice::from_ref(&dir)).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["a.json", "b.yaml", "sub/c.yml"]);
+        assert!(stub_files(&[dir.join("none")]).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn ids_are_stable_per_file_and_position() {
+        let f = Path::new("s/a.yaml");
+        assert_eq!(id_for(f, 1), id_for(f, 1));
+        assert_ne!(id_for(f, 1), id_for(f, 2));
+    }
+}

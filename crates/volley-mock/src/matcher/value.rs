@@ -1,0 +1,235 @@
+//! A request's field values against a stub's typed expectations: `equals` (whole values, lists
+//! in order or as multisets), `contains` (subsets), and `matches`/`glob` patterns over the
+//! values' text. Values are compared as decoded, with no JSON made, but for well-known types
+//! written in their JSON form.
+
+use std::borrow::Cow;
+
+use base64::Engine;
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, SerializeOptions, Value};
+use serde_json::Value as Json;
+
+use crate::model::{Expect, Pattern};
+
+/// A message field's JSON (its well-known form, `Any` with `@type`), for `Expect::Json`.
+pub(crate) fn json_of(v: &Value) -> Json {
+    match v {
+        Value::Message(m) => {
+            let opts = SerializeOptions::new()
+                .use_proto_field_name(true)
+                .skip_default_fields(false);
+            m.serialize_with_options(serde_json::value::Serializer, &opts)
+                .unwrap_or_else(|_| any_fallback(m))
+        }
+        _ => Json::Null,
+    }
+}
+
+/// An `Any` whose type is not known: its URL and its bytes in base64.
+fn any_fallback(m: &DynamicMessage) -> Json {
+    let url = match m.get_field_by_name("type_url").as_deref() {
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let bytes = match m.get_field_by_name("value").as_deref() {
+        Some(Value::Bytes(b)) => base64::engine::general_purpose::STANDARD.encode(b),
+        _ => String::new(),
+    };
+    serde_json::json!({"@type": url, "value": bytes})
+}
+
+/// JSON equality with numbers by value (`5.0` is `5`, `"7"` is `7`).
+pub(crate) fn json_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Number(x), Json::String(y)) | (Json::String(y), Json::Number(x)) => {
+            y.parse::<f64>().ok() == x.as_f64()
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| json_equal(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether `have` holds `want`: objects as subsets, lists holding each element.
+pub(crate) fn json_contains(want: &Json, have: &Json) -> bool {
+    match (want, have) {
+        (Json::Object(w), Json::Object(h)) => w
+            .iter()
+            .all(|(k, v)| h.get(k).is_some_and(|x| json_contains(v, x))),
+        (Json::Array(w), Json::Array(h)) => w.iter().all(|v| h.iter().any(|x| json_contains(v, x))),
+        _ => json_equal(want, have),
+    }
+}
+
+fn is_default(fd: &FieldDescriptor, v: &Value) -> bool {
+    match v {
+        Value::List(l) => l.is_empty(),
+        Value::Map(m) => m.is_empty(),
+        Value::Message(m) => m.fields().next().is_none(),
+        other => *other == Value::default_value_for_field(fd),
+    }
+}
+
+/// Whether `have` (the value of a field) is what `want` says, whole.
+pub(crate) fn equals(want: &Expect, have: &Value, unordered: bool) -> bool {
+    match (want, have) {
+        (Expect::Unset, v) => match v {
+            Value::Message(m) => m.fields().next().is_none(),
+            Value::List(l) => l.is_empty(),
+            Value::Map(m) => m.is_empty(),
+            _ => false,
+        },
+        (Expect::Scalar(w), h) => w == h,
+        (Expect::Json(w), h) => json_equal(w, &json_of(h)),
+        (Expect::Message(fields), Value::Message(m)) => {
+            fields
+                .iter()
+                .all(|(fd, e)| equals(e, &m.get_field(fd), unordered))
+                && m.fields().all(|(fd, v)| {
+                    fields.iter().any(|(f, _)| f.number() == fd.number()) || is_default(&fd, v)
+                })
+        }
+        (Expect::List(items), Value::List(vals)) => {
+            if items.len() != vals.len() {
+                return false;
+            }
+            if !unordered {
+                return items.iter().zip(vals).all(|(e, v)| equals(e, v, unordered));
+            }
+            // A multiset: each expected element takes a distinct equal value.
+            let mut used = vec![false; vals.len()];
+            items.iter().all(|e| {
+                let hit = vals
+                    .iter()
+                    .enumerate()
+                    .find(|(i, v)| !used[*i] && equals(e, v, unordered))
+                    .map(|(i, _)| i);
+                hit.map(|i| used[i] = true).is_some()
+            })
+        }
+        (Expect::Map(entries), Value::Map(m)) => {
+            entries.len() == m.len()
+                && entries
+                    .iter()
+                    .all(|(k, e)| m.get(k).is_some_and(|v| equals(e, v, unordered)))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `have` holds `want`: messages and maps as subsets, lists holding each element.
+pub(crate) fn contains(want: &Expect, have: &Value) -> bool {
+    match (want, have) {
+        (Expect::Json(w), h) => json_contains(w, &json_of(h)),
+        (Expect::Message(fields), Value::Message(m)) => {
+            fields.iter().all(|(fd, e)| contains(e, &m.get_field(fd)))
+        }
+        (Expect::List(items), Value::List(vals)) => {
+            items.iter().all(|e| vals.iter().any(|v| contains(e, v)))
+        }
+        (Expect::Map(entries), Value::Map(m)) => entries
+            .iter()
+            .all(|(k, e)| m.get(k).is_some_and(|v| contains(e, v))),
+        (w, h) => equals(w, h, false),
+    }
+}
+
+/// A scalar's text as GripMock stringifies it for `matches` (bools never match).
+fn text<'v>(v: &'v Value, kind: &Kind) -> Option<Cow<'v, str>> {
+    Some(match v {
+        Value::String(s) => Cow::Borrowed(s),
+        Value::I32(i) => Cow::Owned(i.to_string()),
+        Value::I64(i) => Cow::Owned(i.to_string()),
+        Value::U32(i) => Cow::Owned(i.to_string()),
+        Value::U64(i) => Cow::Owned(i.to_string()),
+        Value::F32(f) => Cow::Owned(crate::template::go_float(f64::from(*f))),
+        Value::F64(f) => Cow::Owned(crate::template::go_float(*f)),
+        Value::EnumNumber(n) => match kind {
+            Kind::Enum(e) => match e.get_value(*n) {
+                Some(ev) => Cow::Owned(ev.name().to_owned()),
+                None => Cow::Owned(n.to_string()),
+            },
+            _ => Cow::Owned(n.to_string()),
+        },
+        Value::Bytes(b) => Cow::Owned(base64::engine::general_purpose::STANDARD.encode(b)),
+        _ => return None,
+    })
+}
+
+/// Whether `have` (of `kind`) matches `p`.
+pub(crate) fn pattern(p: &Pattern, have: &Value, kind: &Kind) -> bool {
+    match (p, have) {
+        (Pattern::Regex(re), v) => {
+            !matches!(v, Value::Bool(_)) && text(v, kind).is_some_and(|t| re.is_match(&t))
+        }
+        (Pattern::Glob(g), Value::String(s)) => super::glob::matches(g, s),
+        (Pattern::Glob(_), _) => false,
+        (Pattern::Message(fields), Value::Message(m)) => fields
+            .iter()
+            .all(|(fd, p)| pattern(p, &m.get_field(fd), &fd.kind())),
+        (Pattern::List(items), Value::List(vals)) => {
+            // The same length, each pattern taking a distinct element.
+            let mut used = vec![false; vals.len()];
+            items.len() == vals.len()
+                && items.iter().all(|p| {
+                    let hit = vals
+                        .iter()
+                        .enumerate()
+                        .find(|(i, v)| !used[*i] && pattern(p, v, kind))
+                        .map(|(i, _)| i);
+                    hit.map(|i| used[i] = true).is_some()
+                })
+        }
+        (Pattern::Map(entries), Value::Map(m)) => {
+            let value_kind = match kind {
+                Kind::Message(e) if e.is_map_entry() => e.map_entry_value_field().kind(),
+                k => k.clone(),
+            };
+            entries
+                .iter()
+                .all(|(k, p)| m.get(k).is_some_and(|v| pattern(p, v, &value_kind)))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_by_value() {
+        assert!(json_equal(&json!({"a": 5.0}), &json!({"a": 5})));
+        assert!(json_equal(&json!("7"), &json!(7)));
+        assert!(!json_equal(&json!({"a": 5, "b": 1}), &json!({"a": 5})));
+        assert!(json_contains(
+            &json!({"a": [1]}),
+            &json!({"a": [2, 1], "b": 0})
+        ));
+    }
+
+    #[test]
+    fn lists_in_order_or_as_multisets() {
+        let want = Expect::List(vec![
+            Expect::Scalar(Value::String("a".into())),
+            Expect::Scalar(Value::String("b".into())),
+        ]);
+        let have = Value::List(vec![Value::String("b".into()), Value::String("a".into())]);
+        assert!(!equals(&want, &have, false));
+        assert!(equals(&want, &have, true));
+        let twice = Value::List(vec![Value::String("a".into()), Value::String("a".into())]);
+        assert!(!equals(&want, &twice, true));
+        assert!(contains(
+            &Expect::List(vec![Expect::Scalar(Value::String("a".into()))]),
+            &have
+        ));
+    }
+}

@@ -1,0 +1,238 @@
+//! `volley mock`: the services of the given protos answered from stubs on the gRPC port, GripMock's
+//! admin API on a port of its own, health and reflection, no other services; until the caller's
+//! stop signal (the binary's SIGINT and SIGTERM).
+
+use std::{
+    future::Future, net::SocketAddr, path::PathBuf, pin::Pin, sync::Arc, thread, time::Duration,
+};
+
+use anyhow::{Context, Result};
+use tokio::sync::watch;
+use tracing::{info, warn};
+use volley_server::{Server, Service};
+
+use crate::{health, sources, stubs::Stubs};
+
+/// GripMock's gRPC address.
+pub const DEFAULT_GRPC_ADDR: &str = "0.0.0.0:4770";
+/// GripMock's admin API address.
+pub const DEFAULT_ADMIN_ADDR: &str = "0.0.0.0:4771";
+
+/// What `volley mock` serves, and where.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The gRPC port's address (`host:port`).
+    pub grpc_addr: String,
+    /// The admin API's address (`host:port`).
+    pub admin_addr: String,
+    /// Stub files and folders.
+    pub stubs: Vec<PathBuf>,
+    /// Import roots searched before the given files' folders.
+    pub imports: Vec<PathBuf>,
+    /// `.proto` files, folders and descriptor sets.
+    pub sources: Vec<PathBuf>,
+    /// Refuse stub keys GripMock ignores, rather than warn and skip them.
+    pub strict: bool,
+    /// How often the stub folders are looked at for changes (`None`: never).
+    pub watch: Option<Duration>,
+    /// Server threads (default: one per core).
+    pub threads: Option<usize>,
+    /// Proxy every call to an upstream and record it, rather than answer from stubs.
+    pub record: Option<crate::record::Record>,
+    /// The call history's byte budget (GripMock's `HISTORY_LIMIT`, 64 MiB); 0 keeps none.
+    pub history: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            grpc_addr: DEFAULT_GRPC_ADDR.to_owned(),
+            admin_addr: DEFAULT_ADMIN_ADDR.to_owned(),
+            stubs: Vec::new(),
+            imports: Vec::new(),
+            sources: Vec::new(),
+            strict: false,
+            watch: Some(Duration::from_secs(1)),
+            threads: None,
+            record: None,
+            history: 64 << 20,
+        }
+    }
+}
+
+fn bind(addr: &str, what: &str) -> Result<std::net::TcpListener> {
+    let l = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("cannot listen on {addr} ({what})"))?;
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
+/// Waits for the signal that stops the server and names it (the binary's SIGINT and SIGTERM).
+pub type StopSignal = fn() -> Pin<Box<dyn Future<Output = &'static str> + Send>>;
+
+/// Loads the protos and stubs of `cfg` and serves them until `stop` resolves, then drains.
+pub fn run(cfg: Config, stop: StopSignal) -> Result<()> {
+    let loaded = sources::load(&cfg.sources, &cfg.imports)?;
+    if !loaded.lowered.is_empty() {
+        let files: Vec<String> = loaded
+            .lowered
+            .iter()
+            .map(|(n, e)| format!("{n} ({e})"))
+            .collect();
+        warn!(
+            "editions: protox 0.10 and prost-reflect 0.16 take no `edition` files, so {} are \
+             served as proto2 (fields keep explicit presence; features.* are dropped, so \
+             message_encoding = DELIMITED fields are sent length-prefixed)",
+            files.join(", ")
+        );
+    }
+    let framework = health::pool();
+    let pools = vec![loaded.pool.clone(), framework.clone()];
+    let options = crate::stubs::Options {
+        strict: cfg.strict,
+        history: cfg.history,
+        ..crate::stubs::Options::gripmock()
+    };
+    let stubs = Stubs::load_with(&cfg.stubs, &pools, options)?;
+    info!("{} stubs loaded from {}", stubs.len(), shown(&cfg.stubs));
+    if let Some(every) = cfg.watch.filter(|_| !cfg.stubs.is_empty()) {
+        stubs.watch_every(every);
+    }
+
+    let mut builder = Server::builder().health(false);
+    let mut names = Vec::new();
+    let served: Vec<_> = loaded
+        .services
+        .iter()
+        .filter(|s| {
+            let taken =
+                s.full_name() == health::SERVICE || s.full_name().starts_with("grpc.reflection.");
+            if taken {
+                warn!("{}: already served by volley mock; skipping", s.full_name());
+            }
+            !taken
+        })
+        .cloned()
+        .collect();
+    let recorder = match &cfg.record {
+        Some(r) => {
+            info!(
+                "recording: every call goes to {}, each distinct one is written to {}",
+                r.upstream,
+                r.stubs_out.display()
+            );
+            Some(crate::record::Recorder::new(r, &served)?)
+        }
+        None => None,
+    };
+    for s in &served {
+        info!("serving {}", s.full_name());
+        names.push(s.full_name().to_owned());
+        builder = builder.add_service(match &recorder {
+            Some(r) => Service::dynamic(s, r.clone()),
+            None => Service::dynamic(s, stubs.clone()),
+        });
+    }
+    let health_desc = health::descriptor(&framework).context("health descriptor")?;
+    builder = builder.add_service(Service::dynamic(
+        &health_desc,
+        health::Health::new(stubs.clone(), names),
+    ));
+    let server = Arc::new(builder.build()?);
+
+    let grpc = bind(&cfg.grpc_addr, "gRPC")?;
+    let admin = bind(&cfg.admin_addr, "admin API")?;
+    let admin_at = crate::admin::serve(admin, stubs.clone())?;
+    info!("admin API on http://{admin_at}/api (GripMock's), and /add, /find, /clear (v1's)");
+    let threads = cfg
+        .threads
+        .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    info!(
+        "listening on {} (gRPC, gRPC-Web, Connect; {threads} thread(s))",
+        grpc.local_addr()?
+    );
+    serve(&server, grpc, threads, stop)
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "no --stub".to_owned();
+    }
+    let v: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    v.join(", ")
+}
+
+/// Serves `listener` from `threads` single-threaded runtimes until `stop` resolves, then drains.
+fn serve(
+    server: &Arc<Server>,
+    listener: std::net::TcpListener,
+    threads: usize,
+    stop: StopSignal,
+) -> Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut workers = Vec::new();
+    for i in 1..threads {
+        let (server, rx, l) = (server.clone(), stop_rx.clone(), listener.try_clone()?);
+        workers.push(
+            thread::Builder::new()
+                .name(format!("volley-mock-{i}"))
+                .spawn(move || on_this_thread(&server, l, rx))?,
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        tokio::spawn(async move {
+            let which = stop().await;
+            info!("received {which}, draining");
+            let _ = stop_tx.send(true);
+        });
+        until(server, listener, stop_rx).await
+    })?;
+    for w in workers {
+        w.join()
+            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
+    }
+    info!("stopped");
+    Ok(())
+}
+
+fn on_this_thread(
+    server: &Server,
+    listener: std::net::TcpListener,
+    stop: watch::Receiver<bool>,
+) -> Result<()> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(until(server, listener, stop))
+}
+
+async fn until(
+    server: &Server,
+    listener: std::net::TcpListener,
+    mut stop: watch::Receiver<bool>,
+) -> Result<()> {
+    let stopped = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    server
+        .serve(tokio::net::TcpListener::from_std(listener)?, stopped)
+        .await?;
+    Ok(())
+}
+
+/// Where `addr` is reached from this host: `0.0.0.0` is `127.0.0.1`, `::` is `::1`.
+pub fn reachable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from(([127, 0, 0, 1], addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    }
+}

@@ -1,0 +1,232 @@
+//! Running a parsed template: the dot, variables, pipelines, `if`/`range`/`with`, function
+//! calls.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::{
+    TemplateError, funcs,
+    parse::{Arg, Node, Pipe},
+    value::{Root, Val},
+};
+
+/// One run of a template: the root data, variables, what is written.
+pub(crate) struct Exec<'a> {
+    pub root: &'a dyn Root,
+    vars: Vec<(String, Val<'a>)>,
+    pub out: String,
+}
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+}
+
+const ROOT: &str = "$";
+
+impl<'a> Exec<'a> {
+    pub(super) fn new(root: &'a dyn Root) -> Exec<'a> {
+        Exec {
+            root,
+            vars: vec![(ROOT.to_owned(), Val::Nil)],
+            out: String::new(),
+        }
+    }
+
+    pub(super) fn run(&mut self, nodes: &'a [Node]) -> Result<(), TemplateError> {
+        self.walk(nodes, &Val::Nil).map(|_| ())
+    }
+
+    fn walk(&mut self, nodes: &'a [Node], dot: &Val<'a>) -> Result<Flow, TemplateError> {
+        for n in nodes {
+            match n {
+                Node::Text(t) => self.out.push_str(t),
+                Node::Action(p) => {
+                    let v = self.pipe(p, dot)?;
+                    if p.decl.is_empty() {
+                        v.write(&mut self.out);
+                    }
+                }
+                Node::If(branches, otherwise) => {
+                    let mark = self.vars.len();
+                    let mut taken = None;
+                    for (cond, body) in branches {
+                        if self.pipe(cond, dot)?.truthy() {
+                            taken = Some(body);
+                            break;
+                        }
+                    }
+                    let flow = self.walk(taken.unwrap_or(otherwise), dot)?;
+                    self.vars.truncate(mark);
+                    if !matches!(flow, Flow::Normal) {
+                        return Ok(flow);
+                    }
+                }
+                Node::With(p, body, otherwise) => {
+                    let mark = self.vars.len();
+                    let v = self.pipe(p, dot)?;
+                    let flow = if v.truthy() {
+                        self.walk(body, &v)?
+                    } else {
+                        self.walk(otherwise, dot)?
+                    };
+                    self.vars.truncate(mark);
+                    if !matches!(flow, Flow::Normal) {
+                        return Ok(flow);
+                    }
+                }
+                Node::Range(p, body, otherwise) => {
+                    let mark = self.vars.len();
+                    let v = self.pipe_value(p, dot)?.norm();
+                    let pairs: Vec<(Val<'a>, Val<'a>)> = match &v {
+                        Val::Int(n) => (0..*n).map(|i| (Val::Int(i), Val::Int(i))).collect(),
+                        Val::Json(Value::Object(m)) => {
+                            let mut keys: Vec<_> = m.iter().collect();
+                            keys.sort_by(|a, b| a.0.cmp(b.0));
+                            keys.into_iter()
+                                .map(|(k, x)| (Val::Str(Cow::Borrowed(k.as_str())), Val::Json(x)))
+                                .collect()
+                        }
+                        Val::Map(m) => m
+                            .iter()
+                            .map(|(k, x)| (Val::Str(Cow::Owned(k.clone())), x.clone()))
+                            .collect(),
+                        other => match other.items() {
+                            Some(items) => items
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, x)| (Val::Int(i as i64), x))
+                                .collect(),
+                            None if !other.truthy() => Vec::new(),
+                            None => {
+                                return Err(TemplateError(format!(
+                                    "range can't iterate over {}",
+                                    other.text()
+                                )));
+                            }
+                        },
+                    };
+                    if pairs.is_empty() {
+                        self.walk(otherwise, dot)?;
+                    }
+                    for (k, x) in pairs {
+                        let inner = self.vars.len();
+                        match p.decl.as_slice() {
+                            [v1] => self.vars.push((v1.clone(), x.clone())),
+                            [k1, v1] => {
+                                self.vars.push((k1.clone(), k));
+                                self.vars.push((v1.clone(), x.clone()));
+                            }
+                            _ => {}
+                        }
+                        let flow = self.walk(body, &x)?;
+                        self.vars.truncate(inner);
+                        if matches!(flow, Flow::Break) {
+                            break;
+                        }
+                    }
+                    self.vars.truncate(mark);
+                }
+                Node::Break => return Ok(Flow::Break),
+                Node::Continue => return Ok(Flow::Continue),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// The pipeline's value, its declarations made.
+    fn pipe(&mut self, p: &'a Pipe, dot: &Val<'a>) -> Result<Val<'a>, TemplateError> {
+        let v = self.pipe_value(p, dot)?;
+        if p.assign {
+            for name in &p.decl {
+                match self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => return Err(TemplateError(format!("undefined variable: {name}"))),
+                }
+            }
+        } else if let [name] = p.decl.as_slice() {
+            self.vars.push((name.clone(), v.clone()));
+        }
+        Ok(v)
+    }
+
+    fn pipe_value(&mut self, p: &'a Pipe, dot: &Val<'a>) -> Result<Val<'a>, TemplateError> {
+        let mut piped: Option<Val<'a>> = None;
+        for cmd in &p.cmds {
+            piped = Some(self.command(cmd, dot, piped)?);
+        }
+        Ok(piped.unwrap_or(Val::Nil))
+    }
+
+    fn command(
+        &mut self,
+        args: &'a [Arg],
+        dot: &Val<'a>,
+        piped: Option<Val<'a>>,
+    ) -> Result<Val<'a>, TemplateError> {
+        if let Arg::Func(name) = &args[0] {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in &args[1..] {
+                vals.push(self.operand(a, dot)?);
+            }
+            vals.extend(piped);
+            return funcs::call(name, vals)
+                .map_err(|e| TemplateError(format!("error calling {name}: {e}")));
+        }
+        if args.len() > 1 || piped.is_some() {
+            return Err(TemplateError(format!(
+                "can't give argument to non-function {:?}",
+                args[0]
+            )));
+        }
+        self.operand(&args[0], dot)
+    }
+
+    fn operand(&mut self, a: &'a Arg, dot: &Val<'a>) -> Result<Val<'a>, TemplateError> {
+        let chain = |mut v: Val<'a>, fields: &[String]| -> Result<Val<'a>, TemplateError> {
+            for f in fields {
+                v = v.field(f).map_err(TemplateError)?;
+            }
+            Ok(v)
+        };
+        Ok(match a {
+            Arg::Dot(fields) => match (dot, fields.split_first()) {
+                (Val::Nil, Some((first, rest))) => {
+                    let v = self.root.field(first).unwrap_or(Val::Missing);
+                    chain(v, rest)?
+                }
+                _ => chain(dot.clone(), fields)?,
+            },
+            Arg::Var(name, fields) => {
+                if name == ROOT {
+                    let Some((first, rest)) = fields.split_first() else {
+                        return Ok(Val::Nil);
+                    };
+                    chain(self.root.field(first).unwrap_or(Val::Missing), rest)?
+                } else {
+                    let v = self
+                        .vars
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v.clone())
+                        .ok_or_else(|| TemplateError(format!("undefined variable: {name}")))?;
+                    chain(v, fields)?
+                }
+            }
+            Arg::Func(name) => funcs::call(name, Vec::new())
+                .map_err(|e| TemplateError(format!("error calling {name}: {e}")))?,
+            Arg::Str(s) => Val::Str(Cow::Borrowed(s)),
+            Arg::Int(i) => Val::Int(*i),
+            Arg::Float(f) => Val::Float(*f),
+            Arg::Bool(b) => Val::Bool(*b),
+            Arg::Nil => Val::Nil,
+            Arg::Sub(p, fields) => {
+                let v = self.pipe_value(p, dot)?;
+                chain(v, fields)?
+            }
+        })
+    }
+}

@@ -1,0 +1,196 @@
+//! GripMock's templates: the part of Go's `text/template` stub writers use (actions, pipelines,
+//! `if`/`range`/`with`, variables, Go's builtins) with GripMock's functions, rendered per call
+//! from the request (`.Request`, `.Requests`, `.Headers`, ...), and run once at load where
+//! GripMock runs them (the YAML pre-pass).
+//!
+//! Written here because no Rust crate runs Go templates; parsing happens once per stub, a
+//! render is a walk over the tree.
+
+mod clock;
+mod eval;
+mod faker;
+mod funcs;
+mod parse;
+pub(crate) mod prepass;
+mod printf;
+mod shape;
+mod value;
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+pub(crate) use shape::{Shape, is_templated};
+pub(crate) use value::{Root, Val, go_float};
+
+/// A template that failed to parse or run: what went wrong, with the function's name when a
+/// function failed.
+#[derive(Debug, Clone)]
+pub(crate) struct TemplateError(pub String);
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "template: {}", self.0)
+    }
+}
+
+/// A parsed template.
+#[derive(Debug)]
+pub(crate) struct Template {
+    nodes: Vec<parse::Node>,
+}
+
+impl Template {
+    /// Parses `src`; an unknown function is an error.
+    pub(crate) fn parse(src: &str) -> Result<Template, TemplateError> {
+        Ok(Template {
+            nodes: parse::parse(src, &funcs::exists)?,
+        })
+    }
+
+    /// The text the template makes from `root`.
+    pub(crate) fn render(&self, root: &dyn Root) -> Result<String, TemplateError> {
+        let mut exec = eval::Exec::new(root);
+        exec.run(&self.nodes)?;
+        Ok(exec.out)
+    }
+}
+
+/// What a stub's templates read for one call.
+#[derive(Default)]
+pub(crate) struct Ctx {
+    /// The request (the last one of a client stream) as JSON: fields by their .proto names and
+    /// their JSON names, defaults included.
+    pub request: Value,
+    /// Every request of the call, in order.
+    pub requests: Value,
+    /// The request headers, by lowercase name (several values joined with `;`).
+    pub headers: Value,
+    /// Which message of a bidi stream this reply answers (0-based).
+    pub message_index: i64,
+    /// When the call came (nanoseconds since the epoch).
+    pub time: i64,
+    pub stub_id: String,
+    /// How many times this stub has matched, this call included.
+    pub attempt: i64,
+    /// The stub's `options.times` (0: unlimited).
+    pub max_attempts: i64,
+    /// `package.Service/Method` parts, for volley's call-data names.
+    pub service: String,
+    pub method: String,
+    pub input: String,
+    pub output: String,
+    pub uuid: OnceLock<String>,
+}
+
+impl Root for Ctx {
+    fn field(&self, name: &str) -> Option<Val<'_>> {
+        let str = |s: &str| Val::Str(std::borrow::Cow::Owned(s.to_owned()));
+        Some(match name {
+            "Request" => Val::Json(&self.request),
+            "Requests" => Val::Json(&self.requests),
+            "Headers" => Val::Json(&self.headers),
+            "MessageIndex" => Val::Int(self.message_index),
+            "RequestTime" | "Timestamp" => Val::Time(self.time),
+            "StubID" | "RequestID" => str(&self.stub_id),
+            "AttemptNumber" | "AttemptIndex" => Val::Int(self.attempt),
+            "MaxAttempts" | "TotalAttempts" => Val::Int(self.max_attempts),
+            "State" => Val::Map(Default::default()),
+            "UUID" => str(self.uuid.get_or_init(|| uuid::Uuid::new_v4().to_string())),
+            "ServiceName" => str(&self.service),
+            "MethodName" => str(&self.method),
+            "FullyQualifiedName" => str(&format!("{}.{}", self.service, self.method)),
+            "InputName" => str(&self.input),
+            "OutputName" => str(&self.output),
+            "TimestampUnix" => Val::Int(self.time / 1_000_000_000),
+            "TimestampUnixMilli" => Val::Int(self.time / 1_000_000),
+            "TimestampUnixNano" => Val::Int(self.time),
+            "WorkerID" => str(""),
+            "RequestNumber" => Val::Int(0),
+            _ => return None,
+        })
+    }
+}
+
+/// A moment as RFC 3339 (UTC, nanoseconds when there are any).
+pub(crate) fn rfc3339_of(t: std::time::SystemTime) -> String {
+    let nanos = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    clock::rfc3339(nanos)
+}
+
+/// No data: templates run at load time read nothing.
+pub(crate) struct Nothing;
+
+impl Root for Nothing {
+    fn field(&self, _: &str) -> Option<Val<'_>> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn render(src: &str, ctx: &Ctx) -> String {
+        Template::parse(src)
+            .and_then(|t| t.render(ctx))
+            .unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    #[test]
+    fn gripmock_stub_templates() {
+        let ctx = Ctx {
+            request: json!({"user_id": "user_42", "name": "ann", "n": 3}),
+            requests: json!([{"value": 10.0}, {"value": 20.0}, {"value": 30.0}]),
+            headers: json!({"x-user": "root"}),
+            message_index: 1,
+            ..Ctx::default()
+        };
+        assert_eq!(render("Hello {{.Request.name}}", &ctx), "Hello ann");
+        assert_eq!(
+            render("{{index (split .Request.user_id \"_\") 1}}", &ctx),
+            "42"
+        );
+        assert_eq!(
+            render(
+                "{{sum (extract .Requests `value`)}}/{{len .Requests}}",
+                &ctx
+            ),
+            "60/3"
+        );
+        assert_eq!(render("{{(index .Requests 0).value}}", &ctx), "10");
+        assert_eq!(render("{{index .Headers \"x-user\"}}", &ctx), "root");
+        assert_eq!(
+            render("{{if gt .Request.n 2}}big{{else}}small{{end}}", &ctx),
+            "big"
+        );
+        assert_eq!(
+            render(
+                "{{range $i, $r := .Requests}}{{$i}}:{{$r.value}} {{end}}",
+                &ctx
+            ),
+            "0:10 1:20 2:30 "
+        );
+        assert_eq!(
+            render("{{.MessageIndex}} {{.Request.missing}}", &ctx),
+            "1 <no value>"
+        );
+        assert_eq!(render("{{ .Request.name | upper }}", &ctx), "ANN");
+        assert_eq!(render("{{$x := add .Request.n 1}}{{$x}}", &ctx), "4");
+    }
+
+    #[test]
+    fn errors_name_the_function() {
+        let e = Template::parse("{{ uuid2base64 .Request.name }}")
+            .unwrap()
+            .render(&Ctx {
+                request: json!({"name": "x"}),
+                ..Ctx::default()
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("error calling uuid2base64"), "{e}");
+    }
+}

@@ -1,0 +1,432 @@
+//! Record and replay: `volley mock --record` in front of a real server (`volley serve`'s
+//! built-in services) proxies 100 calls of three methods (unary, server stream, bidi) and an
+//! error, writing stubs and NDJSON; with the upstream stopped, `volley mock --stub` answers the
+//! same calls the same way, statuses included; `volley bench` replays the recorded requests as
+//! load with no errors.
+
+#[path = "mock_support/mod.rs"]
+mod support;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use support::{Mock, TempDir, grpcurl};
+use volley_client::{Grpc, Request};
+use volley_testkit::{Volley, volley, workspace};
+
+const VOLLEY: Volley = volley!();
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct GetUserRequest {
+    #[prost(int64, tag = "1")]
+    id: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct ListUserRequest {}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct User {
+    #[prost(int64, tag = "1")]
+    id: i64,
+    #[prost(string, tag = "2")]
+    email: String,
+    #[prost(string, tag = "3")]
+    name: String,
+    #[prost(double, tag = "4")]
+    rating: f64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Order {
+    #[prost(int64, tag = "1")]
+    instrument_id: i64,
+    #[prost(int64, tag = "2")]
+    price: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct OrderReply {
+    #[prost(bool, tag = "1")]
+    result: bool,
+    #[prost(message, optional, tag = "2")]
+    response_time: Option<prost_types::Timestamp>,
+}
+
+/// What a call answered: replies (debug text) and the status code.
+type Seen = (Vec<String>, i32);
+
+/// 40 unary calls (ids 0..40), 30 server streams, 30 bidi streams of two orders each.
+async fn calls(addr: &str) -> HashMap<String, Seen> {
+    let g = Grpc::connect(addr).await.expect("connect");
+    let mut seen = HashMap::new();
+    for id in 0..40 {
+        let r = g
+            .unary::<_, User>("/api.Users/Get", Request::new(GetUserRequest { id }))
+            .await;
+        let v = match r {
+            Ok(u) => (vec![format!("{:?}", u.get_ref())], 0),
+            Err(s) => (Vec::new(), s.code() as i32),
+        };
+        seen.insert(format!("get-{id}"), v);
+    }
+    for n in 0..30 {
+        let mut out = Vec::new();
+        let code = match g
+            .server_streaming::<_, User>("/api.Users/List", Request::new(ListUserRequest {}))
+            .await
+        {
+            Ok(r) => {
+                let mut s = r.into_inner();
+                loop {
+                    match s.message().await {
+                        Ok(Some(u)) => out.push(format!("{u:?}")),
+                        Ok(None) => break 0,
+                        Err(e) => break e.code() as i32,
+                    }
+                }
+            }
+            Err(e) => e.code() as i32,
+        };
+        seen.insert(format!("list-{n}"), (out, code));
+    }
+    for n in 0..30 {
+        let orders = vec![
+            Order {
+                instrument_id: 1000 + 2 * n,
+                price: 7,
+            },
+            Order {
+                instrument_id: 1001 + 2 * n,
+                price: 9,
+            },
+        ];
+        let mut out = Vec::new();
+        let code = match g
+            .streaming::<_, OrderReply>(
+                "/orders.OrderService/AddOrder",
+                Request::new(futures_util::stream::iter(orders)),
+            )
+            .await
+        {
+            Ok(r) => {
+                let mut s = r.into_inner();
+                loop {
+                    match s.message().await {
+                        Ok(Some(o)) => out.push(format!("{o:?}")),
+                        Ok(None) => break 0,
+                        Err(e) => break e.code() as i32,
+                    }
+                }
+            }
+            Err(e) => e.code() as i32,
+        };
+        seen.insert(format!("bidi-{n}"), (out, code));
+    }
+    seen
+}
+
+const PROTOS: [&str; 3] = [
+    "proto/api/users.proto",
+    "proto/orders/order.proto",
+    "proto/grpc/testing/test.proto",
+];
+
+fn mock_command(args: &[&str]) -> std::process::Command {
+    let mut cmd = VOLLEY.command(&["mock", "--threads", "1", "--imports", "proto"]);
+    cmd.args(args).args(PROTOS).current_dir(workspace());
+    cmd
+}
+
+const ERROR_CALL: &str = r#"{"response_status": {"code": 5, "message": "gone away"}}"#;
+
+#[test]
+fn record_a_real_server_then_replay_it_without_it() {
+    let dir = TempDir::new("record");
+    let (stubs, data) = (dir.path("stubs"), dir.path("data"));
+    let upstream = VOLLEY.serve(&[]);
+    let recorder = Mock::start(mock_command(&[
+        "--record",
+        &upstream.addr().to_string(),
+        "--stubs-out",
+        &stubs,
+        "--data-out",
+        &data,
+    ]));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let recorded = rt.block_on(calls(&recorder.target()));
+    assert_eq!(recorded.len(), 100);
+    assert!(
+        recorded.values().all(|(_, code)| *code == 0),
+        "{recorded:?}"
+    );
+    assert_eq!(recorded["list-0"].0.len(), 10, "ten users a stream");
+    assert_eq!(recorded["bidi-0"].0.len(), 2, "a reply an order");
+    let (ok, recorded_error) = grpcurl(
+        &recorder.target(),
+        &["-d", ERROR_CALL],
+        "grpc.testing.TestService/UnaryCall",
+    );
+    assert!(
+        !ok && recorded_error.contains("Code: NotFound") && recorded_error.contains("gone away"),
+        "{recorded_error}"
+    );
+    // A Connect caller (JSON over HTTP) goes through the same recorder.
+    let connect = |addr: &str| {
+        support::curl(
+            &[
+                "-H",
+                "content-type: application/json",
+                "-d",
+                r#"{"id": 99}"#,
+            ],
+            &format!("http://{addr}/api.Users/Get"),
+        )
+    };
+    let (connect_recorded, code) = connect(&recorder.target());
+    assert!(
+        code == 200 && connect_recorded.contains(r#""id":"99""#),
+        "{connect_recorded}"
+    );
+    drop(recorder);
+    drop(upstream);
+
+    // Each distinct call is a stub: 40 gets and the Connect one, 1 list, 30 bidi scripts, the
+    // error.
+    let count =
+        |sub: &str| std::fs::read_dir(dir.0.join("stubs").join(sub)).map_or(0, |d| d.count());
+    assert_eq!(count("api.Users"), 42);
+    assert_eq!(count("orders.OrderService"), 30);
+    assert_eq!(count("grpc.testing.TestService"), 1);
+    let lines = std::fs::read_to_string(dir.0.join("data/api.Users.Get.ndjson")).unwrap();
+    assert_eq!(lines.lines().count(), 41);
+    let bidi =
+        std::fs::read_to_string(dir.0.join("data/orders.OrderService.AddOrder.ndjson")).unwrap();
+    let first: Value = serde_json::from_str(bidi.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first.as_array().map(Vec::len),
+        Some(2),
+        "a stream's messages on one line"
+    );
+
+    // No upstream now: the stubs answer the same calls the same way.
+    let replay = Mock::start(mock_command(&["--stub", &stubs]));
+    let replayed = rt.block_on(calls(&replay.target()));
+    for (k, v) in &recorded {
+        assert_eq!(&replayed[k], v, "{k}");
+    }
+    let (ok, replayed_error) = grpcurl(
+        &replay.target(),
+        &["-d", ERROR_CALL],
+        "grpc.testing.TestService/UnaryCall",
+    );
+    assert!(
+        !ok && replayed_error.contains("Code: NotFound")
+            && replayed_error.contains("Message: gone away"),
+        "{replayed_error}"
+    );
+
+    assert_eq!(connect(&replay.target()), (connect_recorded, 200));
+
+    // The recorded requests as load.
+    let out = VOLLEY
+        .command(&[
+            "bench",
+            "--insecure",
+            "--proto",
+            "proto/api/users.proto",
+            "--call",
+            "api.Users.Get",
+            "-D",
+            &dir.path("data/api.Users.Get.ndjson"),
+            "-n",
+            "400",
+            "-c",
+            "8",
+            "-O",
+            "json",
+            &replay.target(),
+        ])
+        .current_dir(workspace())
+        .output()
+        .expect("run volley bench");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(
+        report["statusCodeDistribution"],
+        serde_json::json!({"OK": 400}),
+        "{report}"
+    );
+}
+
+mod interop {
+    //! The same against grpc-go's interop server: 100 calls of TestService's UnaryCall,
+    //! StreamingOutputCall and FullDuplexCall, an echoed response header among them.
+
+    use super::*;
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Payload {
+        #[prost(int32, tag = "1")]
+        pub r#type: i32,
+        #[prost(bytes = "vec", tag = "2")]
+        pub body: Vec<u8>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct SimpleRequest {
+        #[prost(int32, tag = "2")]
+        pub response_size: i32,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct SimpleResponse {
+        #[prost(message, optional, tag = "1")]
+        pub payload: Option<Payload>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct ResponseParameters {
+        #[prost(int32, tag = "1")]
+        pub size: i32,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct StreamingOutputCallRequest {
+        #[prost(message, repeated, tag = "2")]
+        pub response_parameters: Vec<ResponseParameters>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct StreamingOutputCallResponse {
+        #[prost(message, optional, tag = "1")]
+        pub payload: Option<Payload>,
+    }
+
+    fn params(sizes: &[i32]) -> StreamingOutputCallRequest {
+        StreamingOutputCallRequest {
+            response_parameters: sizes
+                .iter()
+                .map(|s| ResponseParameters { size: *s })
+                .collect(),
+        }
+    }
+
+    async fn drain<T: prost::Message + Default + std::fmt::Debug>(
+        r: Result<volley_client::Response<volley_client::Streaming<T>>, volley_client::Status>,
+    ) -> Seen {
+        let mut out = Vec::new();
+        let code = match r {
+            Ok(r) => {
+                let mut s = r.into_inner();
+                loop {
+                    match s.message().await {
+                        Ok(Some(m)) => out.push(format!("{m:?}")),
+                        Ok(None) => break 0,
+                        Err(e) => break e.code() as i32,
+                    }
+                }
+            }
+            Err(e) => e.code() as i32,
+        };
+        (out, code)
+    }
+
+    async fn calls(addr: &str) -> HashMap<String, Seen> {
+        let g = Grpc::connect(addr).await.expect("connect");
+        let mut seen = HashMap::new();
+        for n in 0..34 {
+            let mut req = Request::new(SimpleRequest { response_size: n });
+            req.metadata_mut()
+                .insert("x-grpc-test-echo-initial", "echoed".parse().unwrap());
+            let r = g
+                .unary::<_, SimpleResponse>("/grpc.testing.TestService/UnaryCall", req)
+                .await;
+            let v = match r {
+                Ok(r) => {
+                    let echoed = r.metadata().get("x-grpc-test-echo-initial").cloned();
+                    (vec![format!("{:?} {echoed:?}", r.get_ref())], 0)
+                }
+                Err(s) => (Vec::new(), s.code() as i32),
+            };
+            seen.insert(format!("unary-{n}"), v);
+        }
+        for n in 0..33 {
+            let r = g
+                .server_streaming::<_, StreamingOutputCallResponse>(
+                    "/grpc.testing.TestService/StreamingOutputCall",
+                    Request::new(params(&[n, n + 1, 2])),
+                )
+                .await;
+            seen.insert(format!("stream-{n}"), drain(r).await);
+        }
+        for n in 0..33 {
+            let msgs = vec![params(&[n]), params(&[n + 100, 3])];
+            let r = g
+                .streaming::<_, StreamingOutputCallResponse>(
+                    "/grpc.testing.TestService/FullDuplexCall",
+                    Request::new(futures_util::stream::iter(msgs)),
+                )
+                .await;
+            seen.insert(format!("bidi-{n}"), drain(r).await);
+        }
+        seen
+    }
+
+    #[test]
+    fn record_grpc_gos_interop_server_then_replay() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut server = std::process::Command::new(volley_testkit::tool("grpc-interop-server"))
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start grpc-interop-server");
+        let upstream = format!("127.0.0.1:{port}");
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(&upstream).is_err() {
+            assert!(
+                start.elapsed().as_secs() < 20,
+                "grpc-interop-server did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let dir = TempDir::new("record-interop");
+        let stubs = dir.path("stubs");
+        let recorder = Mock::start(mock_command(&[
+            "--record",
+            &upstream,
+            "--stubs-out",
+            &stubs,
+        ]));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let recorded = rt.block_on(calls(&recorder.target()));
+        let _ = server.kill();
+        let _ = server.wait();
+        drop(recorder);
+        assert_eq!(recorded.len(), 100);
+        assert!(recorded.values().all(|(_, c)| *c == 0), "{recorded:?}");
+        assert!(
+            recorded["unary-3"].0[0].contains("echoed"),
+            "{:?}",
+            recorded["unary-3"]
+        );
+        assert_eq!(recorded["stream-4"].0.len(), 3);
+        assert_eq!(recorded["bidi-4"].0.len(), 3);
+
+        let replay = Mock::start(mock_command(&["--stub", &stubs]));
+        let replayed = rt.block_on(calls(&replay.target()));
+        for (k, v) in &recorded {
+            assert_eq!(&replayed[k], v, "{k}");
+        }
+    }
+}
