@@ -131,6 +131,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
         connect: std::time::Duration::ZERO,
         cpu: std::time::Duration::ZERO,
         methods,
+        client_path: None,
     };
     let options_json = first.report.get("options").cloned().unwrap_or(Value::Null);
     let options: ReportOptions = serde_json::from_value(options_json.clone())

@@ -248,6 +248,7 @@ mod tests {
             connect: Duration::ZERO,
             cpu: Duration::ZERO,
             methods: Vec::new(),
+            client_path: None,
         }
     }
 

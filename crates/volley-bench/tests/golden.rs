@@ -76,6 +76,7 @@ fn report(plan: &Plan) -> Report {
         connect: Duration::ZERO,
         cpu: Duration::ZERO,
         methods: Vec::new(),
+        client_path: None,
     };
     Report::new(
         outcome,

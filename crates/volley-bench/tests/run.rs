@@ -37,6 +37,13 @@ struct Server {
 
 impl Server {
     fn start(opts: volley_services::Options) -> Server {
+        Server::start_with(opts, |b| b)
+    }
+
+    fn start_with(
+        opts: volley_services::Options,
+        then: impl FnOnce(volley_server::ServerBuilder) -> volley_server::ServerBuilder,
+    ) -> Server {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -44,7 +51,7 @@ impl Server {
         for s in volley_services::all(opts) {
             builder = builder.add_service(s);
         }
-        let server = builder.build().unwrap();
+        let server = then(builder).build().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -69,6 +76,22 @@ impl Server {
 
     fn plain() -> Server {
         Server::start(volley_services::Options::default())
+    }
+
+    /// The built-in services, with every call's metadata values under `key` collected.
+    fn seeing(key: &'static str) -> (Server, Arc<std::sync::Mutex<Vec<String>>>) {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let server = Server::start_with(volley_services::Options::default(), move |b| {
+            b.intercept(volley_server::intercept::from_fn(move |call| {
+                let mut seen = into.lock().unwrap();
+                for v in call.metadata().get_all(key) {
+                    seen.push(v.to_str().unwrap_or("").to_owned());
+                }
+                Ok(())
+            }))
+        });
+        (server, seen)
     }
 }
 
@@ -456,4 +479,90 @@ fn the_report_goes_to_o_and_debug_logs_the_run() {
     assert_eq!(lines[0]["msg"], "run options");
     assert_eq!(lines[1]["count"], 12);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn templated_metadata_is_rendered_per_call_on_both_client_paths() {
+    // ghz renders -m per call: {{.UUID}} gives each call its own id. The fast path keeps
+    // serving a run whose metadata is templated (its data is not).
+    let (server, seen) = Server::seeing("x-request-id");
+    for client in [ClientPath::Fast, ClientPath::H2] {
+        seen.lock().unwrap().clear();
+        let mut p = plan(
+            &server,
+            &[
+                "--call",
+                HELLO,
+                "-d",
+                r#"{"name":"x"}"#,
+                "-m",
+                r#"{"x-request-id":"{{.UUID}}","x-n":"{{.RequestNumber}}"}"#,
+                "-n",
+                "1000",
+                "-c",
+                "20",
+                "-O",
+                "json",
+            ],
+        );
+        p.run.client = client;
+        let (done, r) = json_run(&p);
+        assert_eq!(done.exit_code, 0);
+        assert_eq!(r["statusCodeDistribution"]["OK"], 1000);
+        let want = match client {
+            ClientPath::Fast => "fast",
+            ClientPath::H2 => "h2 (VOLLEY_BENCH_CLIENT=h2)",
+        };
+        assert_eq!(r["volley"]["clientPath"], want);
+        let ids = seen.lock().unwrap().clone();
+        assert_eq!(ids.len(), 1000, "{client:?}");
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), 1000, "{client:?}: ids repeat");
+        assert!(
+            ids.iter()
+                .all(|id| id.len() == 36 && id.matches('-').count() == 4)
+        );
+    }
+}
+
+#[test]
+fn h_lines_reach_a_grpc_server_as_metadata() {
+    let (server, seen) = Server::seeing("authorization");
+    let (done, r) = json_run(&plan(
+        &server,
+        &[
+            "--call",
+            HELLO,
+            "-H",
+            "Authorization: Bearer x",
+            "-n",
+            "10",
+            "-O",
+            "json",
+        ],
+    ));
+    assert_eq!(done.exit_code, 0);
+    assert_eq!(r["statusCodeDistribution"]["OK"], 10);
+    assert_eq!(*seen.lock().unwrap(), vec!["Bearer x".to_owned(); 10]);
+}
+
+#[test]
+fn the_report_says_why_calls_took_the_h2_crate_path() {
+    let server = Server::plain();
+    let path = |argv: &[&str]| {
+        let mut all = vec!["-n", "4", "-O", "json"];
+        all.extend_from_slice(argv);
+        let (_, r) = json_run(&plan(&server, &all));
+        r["volley"]["clientPath"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(path(&["--call", HELLO]), "fast");
+    assert_eq!(
+        path(&["--call", HELLO, "-d", r#"{"name":"{{.RequestNumber}}"}"#]),
+        "h2 (templated data)"
+    );
+    assert_eq!(path(&["--call", "api.Users.List"]), "h2 (streaming calls)");
+    assert_eq!(
+        path(&["--call", HELLO, "--keepalive", "10s"]),
+        "h2 (--keepalive)"
+    );
 }

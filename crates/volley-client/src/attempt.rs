@@ -48,6 +48,15 @@ impl CallHead {
         })
     }
 
+    /// This head with `metadata` added after its own (per-call metadata).
+    pub fn with_metadata(&self, metadata: &[(HeaderName, HeaderValue)]) -> CallHead {
+        let mut head = self.clone();
+        for (k, v) in metadata {
+            head.headers.append(k.clone(), v.clone());
+        }
+        head
+    }
+
     /// The method's path, `/package.Service/Method`.
     pub fn path(&self) -> &str {
         self.uri.path()

@@ -3,7 +3,6 @@
 //! its file and position, so ids stay the same across reloads and restarts.
 
 use std::{
-    hash::{Hash, Hasher},
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -50,16 +49,15 @@ pub(crate) fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The id of a file's stub that has none: the same for the same file and position.
+/// The namespace of the ids made for stubs that have none (a UUID of its own, so that these ids
+/// never equal an id made elsewhere from the same name).
+const STUB_IDS: uuid::Uuid = uuid::Uuid::from_u128(0x6c0b_5e9e_8a3f_4f1e_9d2c_1b7a_0e4d_3f21);
+
+/// The id of a file's stub that has none: a name-based UUID (v5: SHA-1 of the file's path and
+/// the stub's position), the same for the same file and position across reloads, restarts and
+/// builds of volley.
 fn id_for(file: &Path, n: usize) -> uuid::Uuid {
-    let mut a = std::hash::DefaultHasher::new();
-    (file, n, "a").hash(&mut a);
-    let mut b = std::hash::DefaultHasher::new();
-    (file, n, "b").hash(&mut b);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&a.finish().to_be_bytes());
-    bytes[8..].copy_from_slice(&b.finish().to_be_bytes());
-    uuid::Builder::from_custom_bytes(bytes).into_uuid()
+    uuid::Uuid::new_v5(&STUB_IDS, format!("{}#{n}", file.display()).as_bytes())
 }
 
 /// Every stub of the files under `paths`, checked against `pools`. A stub that does not parse

@@ -42,12 +42,28 @@ pub(crate) async fn call(
         (Target::Mix(_), _) => Err(Status::internal("a mix is called through its entries")),
         (Target::Http(h), _) => http::call(h, conn).await,
         (Target::Grpc(g), Conn::H2(c)) if g.kind == CallKind::Unary => {
-            let body = g.payload.message(i, worker_id).map_err(Status::internal)?;
-            c.unary(&g.head, body).await.map(|r| r.bytes)
+            let data = g.call_data(i, worker_id);
+            let body = g
+                .payload
+                .message(i, data.as_ref())
+                .map_err(Status::internal)?;
+            match g.call_metadata(data.as_ref())? {
+                None => c.unary(&g.head, body).await,
+                Some(md) => c.unary(&g.head.with_metadata(&md), body).await,
+            }
+            .map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::Unary => {
-            let body = g.payload.message(i, worker_id).map_err(Status::internal)?;
-            c.unary(&g.block, body).await.map(|r| r.bytes)
+            let data = g.call_data(i, worker_id);
+            let body = g
+                .payload
+                .message(i, data.as_ref())
+                .map_err(Status::internal)?;
+            match g.call_metadata(data.as_ref())? {
+                None => c.unary(&g.block, body).await,
+                Some(md) => c.unary(&g.block.with_metadata(&md), body).await,
+            }
+            .map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;

@@ -73,21 +73,26 @@ pub(super) async fn stream_call(
     let so = &opts.stream;
     let started = Instant::now();
     let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
-    let (resp, mut out) = conn.open_stream(target.head.request()).await?;
+    let data = target.call_data(i, worker_id);
+    let request = match target.call_metadata(data.as_ref())? {
+        None => target.head.request(),
+        Some(md) => target.head.with_metadata(&md).request(),
+    };
+    let (resp, mut out) = conn.open_stream(request).await?;
 
     let sends_stream = matches!(target.kind, CallKind::ClientStreaming | CallKind::Bidi);
     let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
     let matched = target.kind == CallKind::Bidi;
     if sends_stream {
-        let data = target
+        let messages = target
             .payload
-            .messages(i, worker_id)
+            .messages(i, data.as_ref())
             .map_err(Status::internal)?;
-        if data.is_empty() {
+        if messages.is_empty() {
             return Err(Status::internal("no data to stream"));
         }
         let count = match target.stream_call_count.unwrap_or(so.call_count) {
-            0 => data.len() as u64,
+            0 => messages.len() as u64,
             n => n,
         };
         // Bidi: read replies while sending, so that per-message latency is measured as they come.
@@ -96,14 +101,17 @@ pub(super) async fn stream_call(
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
                 }
+                let n = messages.len() as u64;
                 let msg = if so.dynamic_messages {
+                    // Each message rendered from call data of its own (a fresh UUID and time).
+                    let fresh = target.call_data(i, worker_id);
                     target
                         .payload
-                        .messages(i, worker_id)
+                        .messages(i, fresh.as_ref())
                         .map_err(Status::internal)?
-                        .swap_remove((k % data.len() as u64) as usize)
+                        .swap_remove((k % n) as usize)
                 } else {
-                    data[(k % data.len() as u64) as usize].clone()
+                    messages[(k % n) as usize].clone()
                 };
                 if matched {
                     sent_at.borrow_mut().push_back(Instant::now());
@@ -136,7 +144,7 @@ pub(super) async fn stream_call(
     // Server streaming: one request, read replies.
     let body = target
         .payload
-        .message(i, worker_id)
+        .message(i, data.as_ref())
         .map_err(Status::internal)?;
     send_message(&mut out, body, true).await?;
     rec.borrow_mut().messages_sent += 1;

@@ -12,24 +12,38 @@ use crate::{
     target::{CallKind, Target, payload::Payload},
 };
 
-/// Whether a run's calls take the fast path: unary gRPC with a request framed once and small
-/// enough for one DATA frame, one or a pool of connections to one address, no service config,
-/// keepalive or reply size limit (the h2-crate path's features). [`ClientPath::H2`]
-/// (`VOLLEY_BENCH_CLIENT=h2`) keeps every call on the h2-crate path.
-pub(super) fn fast_path(opts: &RunOptions, target: &Target) -> bool {
-    if opts.client == ClientPath::H2 {
-        return false;
-    }
+/// Why a run's calls do not take the fast path (`None`: they do). The fast path serves unary
+/// gRPC with a request framed once and small enough for one DATA frame (per-call metadata
+/// included), one or a pool of connections to one address; what it lacks is the h2-crate path's
+/// (`docs/bench.md`). Not asked for targets other than a gRPC method.
+pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     let Target::Grpc(g) = target else {
-        return false;
+        return Some("not a single gRPC method");
     };
-    g.kind == CallKind::Unary
-        && matches!(&g.payload, Payload::Static(f) if f.iter().all(|m| m.len() <= volley_wire::h2::DEFAULT_MAX_FRAME_SIZE))
-        && g.head.max_recv >= i32::MAX as usize
-        && opts.service_config.is_none()
-        && matches!(opts.strategy, Strategy::Single | Strategy::Pool(_))
-        && !matches!(g.endpoint.target, volley_client::Target::List(_))
-        && g.endpoint.keepalive.is_none()
+    Some(if opts.client == ClientPath::H2 {
+        "VOLLEY_BENCH_CLIENT=h2"
+    } else if g.kind != CallKind::Unary {
+        "streaming calls"
+    } else if matches!(g.payload, Payload::Templated(_)) {
+        "templated data"
+    } else if matches!(g.payload, Payload::Lines(_)) {
+        "NDJSON data"
+    } else if matches!(&g.payload, Payload::Static(f) if f.iter().any(|m| m.len() > volley_wire::h2::DEFAULT_MAX_FRAME_SIZE))
+    {
+        "a request message over 16 KiB"
+    } else if g.head.max_recv < i32::MAX as usize {
+        "--max-recv-message-size"
+    } else if opts.service_config.is_some() {
+        "--service-config"
+    } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {
+        "--strategy per-request or expanding"
+    } else if matches!(g.endpoint.target, volley_client::Target::List(_)) {
+        "an address list"
+    } else if g.endpoint.keepalive.is_some() {
+        "--keepalive"
+    } else {
+        return None;
+    })
 }
 
 /// `n` fast connections (a thread's share of a pool, else one); empty when one cannot be made,

@@ -58,6 +58,9 @@ pub struct Outcome {
     pub cpu: Duration,
     /// A mix's calls, per entry, in the mix's order (empty when the target is not a mix).
     pub methods: Vec<MethodOutcome>,
+    /// Which HTTP/2 client a gRPC method's calls took: `fast`, or `h2 (why)`; `None` for other
+    /// targets (HTTP, mixes, custom calls).
+    pub client_path: Option<String>,
 }
 
 /// The calls of one entry of a mix.
@@ -86,6 +89,7 @@ impl Outcome {
             connect: self.connect,
             cpu: Duration::ZERO,
             methods: Vec::new(),
+            client_path: None,
         }
     }
 }
@@ -224,6 +228,16 @@ pub fn run(
         connect,
         cpu: busy,
         methods,
+        client_path: match &*target {
+            Target::Grpc(_) => Some(match fast_path::why_not(opts, &target) {
+                None if shared.fast_dial_failed.load(Ordering::Relaxed) => {
+                    "h2 (the fast path's connections could not be made)".to_owned()
+                }
+                None => "fast".to_owned(),
+                Some(why) => format!("h2 ({why})"),
+            }),
+            _ => None,
+        },
     })
 }
 

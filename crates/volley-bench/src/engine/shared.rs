@@ -25,6 +25,8 @@ pub(super) struct Shared {
     pub(super) lag_ns: AtomicU64,
     /// The largest lateness of any worker's last paced send: what the generator never caught up.
     pub(super) final_lag_ns: AtomicU64,
+    /// A thread's fast-path connections could not be made and it took the h2-crate path.
+    pub(super) fast_dial_failed: AtomicBool,
     /// Each thread's calls since the watch loop last took them (`--live`, `--tui`,
     /// `--prometheus-listen`, `--abort-on`); empty when nothing watches.
     pub(super) slots: Slots,
@@ -39,6 +41,7 @@ impl Shared {
             stop_tx,
             start: OnceLock::new(),
             failure: Mutex::new(None),
+            fast_dial_failed: AtomicBool::new(false),
             busy_ns: AtomicU64::new(0),
             lag_ns: AtomicU64::new(0),
             final_lag_ns: AtomicU64::new(0),

@@ -121,7 +121,7 @@ async fn dial(
 ) -> Vec<(usize, Conn)> {
     // Unary gRPC calls take the fast path when nothing they need is the h2-crate path's
     // alone; if its connections cannot be made, the channel dials and says why.
-    if fast_path::fast_path(opts, target) {
+    if fast_path::why_not(opts, target).is_none() {
         let n = match thread_share(opts, place.t, place.threads) {
             Strategy::Pool(n) => n,
             _ => 1,
@@ -130,6 +130,7 @@ async fn dial(
         if !out.is_empty() {
             return out;
         }
+        shared.fast_dial_failed.store(true, Ordering::Relaxed);
     }
     let mut out = Vec::new();
     if !target.has_own_connections() {

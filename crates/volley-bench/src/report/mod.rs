@@ -104,6 +104,10 @@ pub struct Extras {
     /// The thresholds' verdicts (`--threshold`), when there are thresholds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<verdicts::Verdicts>,
+    /// Which HTTP/2 client a gRPC method's calls took: `fast` (volley's own, for unary calls),
+    /// or `h2 (why)` when something the run needs is the h2 crate's alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_path: Option<String>,
     /// The same per thread (wrk's Req/Sec samples); not serialized.
     #[serde(skip)]
     pub thread_timelines: Vec<Vec<u64>>,
@@ -367,6 +371,7 @@ impl Report {
                 thread_timelines: r.timelines.clone(),
                 server_metrics: None,
                 aborted: out.aborted.clone(),
+                client_path: out.client_path.clone(),
                 results,
                 verdicts: None,
             },

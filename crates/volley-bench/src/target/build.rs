@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use http::{HeaderName, HeaderValue};
 use prost_reflect::DescriptorPool;
-use serde_json::Value;
 use volley_client::{
     CallHead, Connection, Endpoint,
     endpoint::Target as Addr,
@@ -23,8 +22,9 @@ use volley_proto::{
 use super::{
     CallKind, GrpcTarget, HttpTarget, Target,
     lines::Lines,
+    metadata,
     mix::{MixEntry, MixTarget},
-    payload::{Payload, Templated},
+    payload::{self, Payload, Templated},
 };
 use crate::plan::{DataSource, Plan, SchemaSource, mix::MixCall};
 
@@ -93,12 +93,21 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
             );
         }
     }
-    let metadata = metadata(plan.metadata.as_deref(), &base, "-m")?;
+    // -H is grpcurl's metadata flag: on a gRPC target its lines are sent as metadata, before
+    // -m's pairs.
+    let mut fixed = metadata::headers(&plan.headers).map_err(TargetError::Invalid)?;
+    let md = metadata::parse(
+        plan.metadata.as_deref(),
+        &payload::call_data(&base, 0, ""),
+        "-m",
+    )
+    .map_err(TargetError::Invalid)?;
+    fixed.extend(md.fixed);
     let mut head = CallHead::new(
         scheme,
         &endpoint.authority,
         &method.path,
-        &metadata,
+        &fixed,
         plan.run.timeout,
         plan.gzip,
     )
@@ -117,6 +126,8 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
             format!("{}:", plan.run.name)
         },
         stream_call_count: None,
+        metadata: md.per_call.map(Arc::new),
+        base: Box::new(base),
     }))
 }
 
@@ -281,11 +292,13 @@ async fn schema(plan: &Plan, ep: &Endpoint) -> Result<DescriptorPool, TargetErro
         SchemaSource::Reflection => {
             let (service, _) = split_call(&plan.call)?;
             let conn = Connection::connect(ep).await?;
-            let md = metadata(
+            let md = metadata::parse(
                 plan.reflect_metadata.as_deref(),
                 &CallData::default(),
                 "--reflect-metadata",
-            )?;
+            )
+            .map_err(TargetError::Invalid)?;
+            let md = md.fixed;
             let scheme = if plan.insecure { "http" } else { "https" };
             fetch_pool(&conn, scheme, &ep.authority, service, &md).await?
         }
@@ -318,7 +331,6 @@ fn payload(
             Payload::Templated(Arc::new(Templated {
                 template,
                 input,
-                base: base.clone(),
                 gzip: plan.gzip,
             }))
         }
@@ -330,52 +342,4 @@ fn payload(
             Payload::from_messages(&encode_all(&msgs), plan.gzip)
         }
     })
-}
-
-/// Parses a JSON object of metadata; templates are rendered once per run.
-fn metadata(
-    text: Option<&str>,
-    base: &CallData,
-    flag: &str,
-) -> Result<Vec<(HeaderName, HeaderValue)>, TargetError> {
-    let Some(text) = text else {
-        return Ok(Vec::new());
-    };
-    let rendered = if looks_templated(text) {
-        let t = Template::parse(text).map_err(|e| invalid!("{flag}: {e}"))?;
-        let mut out = String::new();
-        t.render(base, &mut out)
-            .map_err(|e| invalid!("{flag}: {e}"))?;
-        out
-    } else {
-        text.to_owned()
-    };
-    let v: Value =
-        serde_json::from_str(&rendered).map_err(|e| invalid!("{flag}: invalid JSON: {e}"))?;
-    let Value::Object(map) = v else {
-        fail!("{flag}: metadata must be a JSON object of strings");
-    };
-    let mut out = Vec::new();
-    for (k, v) in map {
-        let key = HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes())
-            .map_err(|_| invalid!("{flag}: invalid metadata key {k:?}"))?;
-        let values: Vec<String> = match v {
-            Value::String(s) => vec![s],
-            Value::Array(a) => a
-                .into_iter()
-                .map(|x| {
-                    x.as_str()
-                        .map(String::from)
-                        .unwrap_or_else(|| x.to_string())
-                })
-                .collect(),
-            other => vec![other.to_string()],
-        };
-        for s in values {
-            let val = HeaderValue::from_str(&s)
-                .map_err(|_| invalid!("{flag}: invalid value for metadata key {k:?}"))?;
-            out.push((key.clone(), val));
-        }
-    }
-    Ok(out)
 }

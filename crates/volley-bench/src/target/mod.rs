@@ -5,6 +5,7 @@
 pub(crate) mod build;
 mod frame;
 mod lines;
+pub mod metadata;
 pub mod mix;
 pub mod payload;
 
@@ -13,6 +14,7 @@ use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use volley_client::{CallHead, Connection, Endpoint};
+use volley_proto::template::CallData;
 use volley_wire::Status;
 
 pub use build::TargetError;
@@ -74,6 +76,33 @@ pub struct GrpcTarget {
     pub stream_call_count: Option<u64>,
     /// The request head as the fast path sends it (encoded once).
     pub block: volley_client::load::fast::frame::HeaderBlock,
+    /// Metadata rendered per call (`-m` with template actions), sent after the head's.
+    pub metadata: Option<Arc<metadata::MetadataTemplate>>,
+    /// The call data every call starts from (the method's names), for templates (boxed: it is
+    /// large, and the target enum carries its largest variant's size).
+    pub base: Box<CallData>,
+}
+
+impl GrpcTarget {
+    /// The data of call `i` by worker `worker_id`, when its data or metadata is templated (one
+    /// per call, shared by both as ghz shares it); `None` when nothing is rendered per call.
+    #[inline]
+    pub fn call_data(&self, i: u64, worker_id: &str) -> Option<CallData> {
+        (self.payload.is_templated() || self.metadata.is_some())
+            .then(|| payload::call_data(&self.base, i, worker_id))
+    }
+
+    /// The metadata call `data` adds to the head (`None` when there is none per call).
+    #[inline]
+    pub fn call_metadata(
+        &self,
+        data: Option<&CallData>,
+    ) -> Result<Option<Vec<metadata::Pair>>, Status> {
+        match (&self.metadata, data) {
+            (Some(t), Some(d)) => t.render(d).map(Some).map_err(Status::internal),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The request of an HTTP run.

@@ -1,6 +1,7 @@
 //! Request bodies. Data without template actions is parsed, checked and framed once before the
 //! run (`Static`: a clone of `Bytes` per call); templated data is rendered, parsed and encoded per
-//! call (or per message) as ghz does.
+//! call (or per message) as ghz does, from the call's [`CallData`] (made once per call and shared
+//! with templated metadata, as ghz shares it: `{{.UUID}}` is the same in both).
 
 use std::sync::Arc;
 
@@ -30,8 +31,6 @@ pub struct Templated {
     pub template: Template,
     /// The input type.
     pub input: MessageDescriptor,
-    /// Call data that does not change between calls (names of the method and types).
-    pub base: CallData,
     /// Compress frames.
     pub gzip: bool,
 }
@@ -50,21 +49,30 @@ impl Payload {
         }
     }
 
-    /// Every message of call `i`, framed (the sequence a client or bidi stream sends).
-    pub fn messages(&self, i: u64, worker_id: &str) -> Result<Vec<Bytes>, String> {
+    /// Whether call data is rendered into this payload (then each call needs its [`CallData`]).
+    pub fn is_templated(&self) -> bool {
+        matches!(self, Payload::Templated(_))
+    }
+
+    /// Every message of call `i`, framed (the sequence a client or bidi stream sends). `data` is
+    /// the call's data, needed when the payload is templated.
+    pub fn messages(&self, i: u64, data: Option<&CallData>) -> Result<Vec<Bytes>, String> {
         match self {
             Payload::Static(f) => Ok(f.to_vec()),
-            Payload::Templated(t) => t.render_all(i, worker_id),
+            Payload::Templated(t) => match data {
+                Some(d) => t.render_all(d),
+                None => Err("templated data without its call data".into()),
+            },
             Payload::Lines(l) => l.messages(i),
         }
     }
 
     /// The single message of unary call `i`: arrays go round-robin by request number.
-    pub fn message(&self, i: u64, worker_id: &str) -> Result<Bytes, String> {
+    pub fn message(&self, i: u64, data: Option<&CallData>) -> Result<Bytes, String> {
         match self {
             Payload::Static(f) => Ok(f[(i % f.len() as u64) as usize].clone()),
             Payload::Templated(_) | Payload::Lines(_) => {
-                let all = self.messages(i, worker_id)?;
+                let all = self.messages(i, data)?;
                 let n = all.len() as u64;
                 if n == 0 {
                     return Err("templated data rendered to an empty array".into());
@@ -75,16 +83,22 @@ impl Payload {
     }
 }
 
+/// The data of call `i` made by worker `worker_id`: `base` (the method's names) with the call's
+/// number, worker, time and a fresh UUID.
+pub fn call_data(base: &CallData, i: u64, worker_id: &str) -> CallData {
+    let mut data = base.clone();
+    data.request_number = i as i64;
+    data.worker_id = worker_id.to_owned();
+    data.timestamp_unix_nano = now_unix_nanos();
+    data.uuid = uuid_v4();
+    data
+}
+
 impl Templated {
-    fn render_all(&self, i: u64, worker_id: &str) -> Result<Vec<Bytes>, String> {
-        let mut data = self.base.clone();
-        data.request_number = i as i64;
-        data.worker_id = worker_id.to_owned();
-        data.timestamp_unix_nano = now_unix_nanos();
-        data.uuid = uuid_v4();
+    fn render_all(&self, data: &CallData) -> Result<Vec<Bytes>, String> {
         let mut json = String::new();
         self.template
-            .render(&data, &mut json)
+            .render(data, &mut json)
             .map_err(|e| e.to_string())?;
         let msgs = from_json(&self.input, &json).map_err(|e| e.to_string())?;
         Ok(encode_all(&msgs)
@@ -116,9 +130,9 @@ mod tests {
             &[Bytes::from_static(b"a"), Bytes::from_static(b"bb")],
             false,
         );
-        assert_eq!(&p.message(0, "").unwrap()[..], b"\0\0\0\0\x01a");
-        assert_eq!(&p.message(1, "").unwrap()[..], b"\0\0\0\0\x02bb");
-        assert_eq!(&p.message(2, "").unwrap()[..], b"\0\0\0\0\x01a");
-        assert_eq!(p.messages(7, "").unwrap().len(), 2);
+        assert_eq!(&p.message(0, None).unwrap()[..], b"\0\0\0\0\x01a");
+        assert_eq!(&p.message(1, None).unwrap()[..], b"\0\0\0\0\x02bb");
+        assert_eq!(&p.message(2, None).unwrap()[..], b"\0\0\0\0\x01a");
+        assert_eq!(p.messages(7, None).unwrap().len(), 2);
     }
 }

@@ -4,6 +4,7 @@
 
 use bytes::Bytes;
 use fluke_hpack::encoder::encode_integer_into;
+use http::{HeaderName, HeaderValue};
 
 use crate::CallHead;
 
@@ -41,6 +42,21 @@ impl HeaderBlock {
             uri.authority().map_or("", |a| a.as_str()).as_bytes(),
         );
         for (k, v) in req.headers() {
+            literal(&mut out, k.as_str().as_bytes(), v.as_bytes());
+        }
+        HeaderBlock(Bytes::from(out))
+    }
+
+    /// This block with `metadata` appended (per-call metadata: one copy of the block and a
+    /// literal per pair; still no dynamic table state).
+    pub fn with_metadata(&self, metadata: &[(HeaderName, HeaderValue)]) -> HeaderBlock {
+        let extra: usize = metadata
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len() + 12)
+            .sum();
+        let mut out = Vec::with_capacity(self.0.len() + extra);
+        out.extend_from_slice(&self.0);
+        for (k, v) in metadata {
             literal(&mut out, k.as_str().as_bytes(), v.as_bytes());
         }
         HeaderBlock(Bytes::from(out))

@@ -232,6 +232,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_header_block_over_the_frame_size_goes_out_with_continuation() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            // 40 KB of metadata: HEADERS and two CONTINUATION frames of at most 16 KiB each.
+            let big = "v".repeat(40_000);
+            let block = block().with_metadata(&[(
+                http::HeaderName::from_static("x-big"),
+                http::HeaderValue::from_str(&big).unwrap(),
+            )]);
+            let want = block.0.clone();
+            let call = tokio::task::spawn_local(async move { conn.unary(&block, body()).await });
+            let (h, first) = s.next(kind::HEADERS).await;
+            assert_eq!(h.flags & flag::END_HEADERS, 0);
+            assert_eq!(first.len(), 16_384);
+            let mut got = first;
+            loop {
+                let (c, part) = s.frame().await;
+                assert_eq!(c.kind, kind::CONTINUATION);
+                assert_eq!(c.stream, h.stream);
+                assert!(part.len() <= 16_384);
+                got.extend_from_slice(&part);
+                if c.flags & flag::END_HEADERS != 0 {
+                    break;
+                }
+            }
+            assert_eq!(got, want);
+            let fields = fluke_hpack::Decoder::new().decode(&got).unwrap();
+            assert!(
+                fields
+                    .iter()
+                    .any(|(k, v)| k == b"x-big" && v.len() == 40_000)
+            );
+            s.ok(h.stream).await;
+            assert_eq!(call.await.unwrap().unwrap().bytes, 6);
+        })
+        .await;
+    }
+
+    #[tokio::test]
     async fn the_servers_concurrency_limit_holds_calls_back() {
         local(async {
             let (conn, mut s) = pair(&[(setting::MAX_CONCURRENT_STREAMS, 1)]).await;

@@ -158,13 +158,22 @@ impl Inner {
             grpc: None,
             bytes: 0,
         });
-        write(
-            &mut self.out,
-            kind::HEADERS,
-            flag::END_HEADERS,
-            id,
-            &block.0,
-        );
+        // A block over the server's frame size (large metadata) goes out as HEADERS then
+        // CONTINUATION frames.
+        let mut chunks = block.0.chunks(self.max_frame.max(1)).peekable();
+        let mut frame_kind = kind::HEADERS;
+        while let Some(chunk) = chunks.next() {
+            let end = if chunks.peek().is_none() {
+                flag::END_HEADERS
+            } else {
+                0
+            };
+            write(&mut self.out, frame_kind, end, id, chunk);
+            frame_kind = kind::CONTINUATION;
+        }
+        if block.0.is_empty() {
+            write(&mut self.out, kind::HEADERS, flag::END_HEADERS, id, &[]);
+        }
         self.send_data(id, body);
         Ok(id)
     }
