@@ -60,6 +60,15 @@ fn id_for(file: &Path, n: usize) -> uuid::Uuid {
     uuid::Uuid::new_v5(&STUB_IDS, format!("{}#{n}", file.display()).as_bytes())
 }
 
+/// Whether a parsed item has any of the keys that make a stub.
+fn looks_like_a_stub(v: &serde_json::Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        ["service", "method", "input", "inputs", "output"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    })
+}
+
 /// Every stub of the files under `paths`, checked against `pools`. A stub that does not parse
 /// or fit is an error naming `file:line` and the stub's number; an unknown key is refused when
 /// `strict`, else one warning line.
@@ -70,7 +79,17 @@ pub(crate) fn read_files(
 ) -> Result<Vec<Arc<Stub>>> {
     let mut out = Vec::new();
     for file in stub_files(paths)? {
-        for (i, item) in parse_file(&file)?.into_iter().enumerate() {
+        let items = parse_file(&file)?;
+        if !items.is_empty() && items.iter().all(|i| !looks_like_a_stub(&i.value)) {
+            // A YAML or JSON file beside the stubs that is not one (buf.yaml, a config):
+            // GripMock passes over files it cannot read as stubs.
+            tracing::warn!(
+                "{}: not a stub file (nothing in it names a service or a method); skipped",
+                file.display()
+            );
+            continue;
+        }
+        for (i, item) in items.into_iter().enumerate() {
             let n = i + 1;
             let at = format!("{}:{}: stub #{n}", file.display(), item.line);
             for key in unknown_keys(&item.value) {
@@ -86,9 +105,9 @@ pub(crate) fn read_files(
                 None => id_for(&file, n),
             };
             let source = format!("{} stub #{n}", file.display());
-            let stub = check(&item.value, r, pools, source, Origin::File, id)
+            let stubs = check(&item.value, r, pools, source, Origin::File, id)
                 .map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
-            out.push(Arc::new(stub));
+            out.extend(stubs.into_iter().map(Arc::new));
         }
     }
     Ok(out)

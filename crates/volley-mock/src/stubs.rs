@@ -222,9 +222,12 @@ impl Stubs {
                     .map_err(|_| fail(format!("id {id:?} is not a UUID")))?,
                 None => uuid::Uuid::new_v4(),
             };
-            made.push(Arc::new(
-                check(&v, r, &self.0.pools, source, origin, id).map_err(fail)?,
-            ));
+            made.extend(
+                check(&v, r, &self.0.pools, source, origin, id)
+                    .map_err(fail)?
+                    .into_iter()
+                    .map(Arc::new),
+            );
         }
         Ok(made)
     }

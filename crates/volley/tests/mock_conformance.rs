@@ -656,3 +656,53 @@ fn admin_api_as_gripmock_v3() {
     assert_eq!(get("/clear").1, 200);
     assert!(failure(&m, r#"{"name":"added"}"#).contains("NotFound"));
 }
+
+/// What GripMock's own examples showed (their 150 `.gctf` cases were run against `volley mock`
+/// with `scripts/gripmock-examples`; docs/mock.md): a folder given both as `--stub` and as the
+/// proto argument, holding a file that is not a stub; a short service name two packages serve;
+/// a template inside a quoted YAML string; an `Any` matched in GripMock's raw form; an `Any` of
+/// a type nothing defines in a reply.
+#[test]
+fn a_tree_as_gripmocks_examples_are_laid_out() {
+    let mut cmd = VOLLEY.command(&["mock", "--threads", "1", "--stub=tree", "tree"]);
+    cmd.current_dir(fixtures());
+    let m = Mock::start(cmd);
+    let log = m.process.log();
+    assert!(
+        log.contains(
+            "buf.yaml: not a stub file (nothing in it names a service or a method); skipped"
+        ),
+        "{log}"
+    );
+    let call = |method: &str, data: &str| grpcurl(&m.target(), &["-d", data], method);
+    // The short name answers where the stub fits: sku is beta's field.
+    let (ok, out) = call("beta.v1.Shop/Buy", r#"{"sku":"s1"}"#);
+    assert!(
+        ok && out.contains(r#""message": "beta bought s1""#),
+        "{out}"
+    );
+    // The stub with no input fits both services, and its quoted template renders.
+    let (ok, out) = call("alpha.v1.Shop/Buy", r#"{"item":"tea"}"#);
+    assert!(ok && out.contains(r#""message": "Hello, tea!""#), "{out}");
+    let (ok, out) = call("beta.v1.Shop/Buy", r#"{"sku":"s2"}"#);
+    assert!(
+        ok && out.contains(r#""message": "Hello, \u003cno value\u003e!""#),
+        "{out}"
+    );
+    let (ok, out) = call("beta.v1.Shop/Sell", r#"{"sku":"s2"}"#);
+    assert!(ok && out.contains(r#""message": "sold""#), "{out}");
+    // An Any request matched by GripMock's form of it.
+    let (ok, out) = call(
+        "alpha.v1.Shop/Store",
+        r#"{"payload":{"@type":"type.googleapis.com/google.protobuf.StringValue","value":"test"}}"#,
+    );
+    assert!(ok && out.contains(r#""success": true"#), "{out}");
+    // A reply with an Any nothing defines: UNKNOWN, in Go's protojson words.
+    let (ok, out) = call("alpha.v1.Shop/Buy", r#"{"item":"missing"}"#);
+    assert!(!ok, "{out}");
+    assert!(out.contains("Code: Unknown"), "{out}");
+    assert!(
+        out.contains(r#"unable to resolve "type.googleapis.com/alpha.v1.Missing": "not found""#),
+        "{out}"
+    );
+}

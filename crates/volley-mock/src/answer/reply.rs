@@ -142,13 +142,21 @@ pub(crate) fn message(
     let mut v = shape.render(root).map_err(|e| failed(stub, "output", e))?;
     fixup(&method.output(), &mut v);
     DynamicMessage::deserialize(method.output(), v.clone()).map_err(|e| {
-        Status::new(
-            Code::Unknown,
-            format!(
-                "{}: failed to unmarshal JSON into dynamic message: {e} (json={v})",
-                stub.source
+        let pool = method.parent_pool();
+        match crate::check::output::unresolved_any(pool, &v) {
+            // Go's protojson words it so, and GripMock's callers see it.
+            Some(url) => Status::new(
+                Code::Unknown,
+                format!("unable to resolve {url:?}: \"not found\""),
             ),
-        )
+            None => Status::new(
+                Code::Unknown,
+                format!(
+                    "{}: failed to unmarshal JSON into dynamic message: {e} (json={v})",
+                    stub.source
+                ),
+            ),
+        }
     })
 }
 

@@ -17,47 +17,67 @@ use crate::{
     template::{Shape, is_templated},
 };
 
-/// The method a stub names: the service by its full or short name, the method as written or
-/// with its first letter's case changed (GripMock v1's `sayHello` is `SayHello`).
+/// The methods a stub names: the service by its full name, or by its short name (every served
+/// service of that name that has the method, as GripMock keys a short-named stub by the name
+/// alone), the method as written or with its first letter's case changed (GripMock v1's
+/// `sayHello` is `SayHello`).
+pub(crate) fn find_methods(
+    pools: &[DescriptorPool],
+    service: &str,
+    method: &str,
+) -> Result<Vec<MethodDescriptor>, String> {
+    let mut services: Vec<_> = pools.iter().flat_map(|p| p.services()).collect();
+    services.sort_by(|a, b| a.full_name().cmp(b.full_name()));
+    services.dedup_by(|a, b| a.full_name() == b.full_name());
+    let full: Vec<_> = services
+        .iter()
+        .filter(|s| s.full_name() == service)
+        .collect();
+    let named: Vec<_> = if full.is_empty() {
+        services.iter().filter(|s| s.name() == service).collect()
+    } else {
+        full
+    };
+    if named.is_empty() {
+        return Err(format!("no service {service:?} is served"));
+    }
+    let found: Vec<MethodDescriptor> = named.iter().filter_map(|s| method_of(s, method)).collect();
+    match (found.is_empty(), named.as_slice()) {
+        (false, _) => Ok(found),
+        (true, [one]) => Err(format!(
+            "service {} has no method {method:?}",
+            one.full_name()
+        )),
+        (true, many) => {
+            let names: Vec<&str> = many.iter().map(|s| s.full_name()).collect();
+            Err(format!(
+                "no service named {service:?} ({}) has a method {method:?}",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// The one method a call names (the admin API's `/find`): the first of [`find_methods`].
 pub(crate) fn find_method(
     pools: &[DescriptorPool],
     service: &str,
     method: &str,
 ) -> Result<MethodDescriptor, String> {
-    let mut services: Vec<_> = pools
-        .iter()
-        .flat_map(|p| p.services())
-        .filter(|s| s.full_name() == service || s.name() == service)
-        .collect();
-    services.dedup_by(|a, b| a.full_name() == b.full_name());
-    let s = match services.as_slice() {
-        [] => return Err(format!("no service {service:?} is served")),
-        [one] => one.clone(),
-        many => {
-            if many.iter().all(|s| s.full_name() == many[0].full_name()) {
-                many[0].clone()
-            } else {
-                let names: Vec<&str> = many.iter().map(|s| s.full_name()).collect();
-                return Err(format!(
-                    "service {service:?} is ambiguous ({}): give its full name",
-                    names.join(", ")
-                ));
-            }
-        }
-    };
-    s.methods()
-        .find(|m| m.name() == method)
-        .or_else(|| {
-            s.methods().find(|m| {
-                let (a, b) = (m.name(), method);
-                a.len() == b.len()
-                    && a.get(..1)
-                        .zip(b.get(..1))
-                        .is_some_and(|(x, y)| x.eq_ignore_ascii_case(y))
-                    && a.get(1..) == b.get(1..)
-            })
+    find_methods(pools, service, method).map(|mut m| m.swap_remove(0))
+}
+
+fn method_of(s: &prost_reflect::ServiceDescriptor, method: &str) -> Option<MethodDescriptor> {
+    s.methods().find(|m| m.name() == method).or_else(|| {
+        s.methods().find(|m| {
+            let (a, b) = (m.name(), method);
+            a.len() == b.len()
+                && a.get(..1)
+                    .zip(b.get(..1))
+                    .is_some_and(|(x, y)| x.eq_ignore_ascii_case(y))
+                && a.get(1..) == b.get(1..)
         })
-        .ok_or_else(|| format!("service {} has no method {method:?}", s.full_name()))
+    })
 }
 
 fn input_matcher(
@@ -154,7 +174,9 @@ fn declared(m: &InputMatcher) -> u32 {
         + m.any_of.iter().map(declared).sum::<u32>()
 }
 
-/// The stub `raw` (written as `value`) checked against `pools`.
+/// The stub `raw` (written as `value`) checked against `pools`: one stub per method it names
+/// (more than one only when a short service name is served by several packages; the first
+/// keeps `id`, the others get ids made from it and their service's full name).
 pub(crate) fn check(
     value: &Value,
     raw: RawStub,
@@ -162,14 +184,56 @@ pub(crate) fn check(
     source: String,
     origin: Origin,
     id: uuid::Uuid,
-) -> Result<Stub, String> {
+) -> Result<Vec<Stub>, String> {
     if raw.service.is_empty() {
         return Err("service name is missing".into());
     }
     if raw.method.is_empty() {
         return Err("method name is missing".into());
     }
-    let method = find_method(pools, &raw.service, &raw.method)?;
+    let methods = find_methods(pools, &raw.service, &raw.method)?;
+    if let [one] = methods.as_slice() {
+        return Ok(vec![check_one(
+            value,
+            &raw,
+            one.clone(),
+            source,
+            origin,
+            id,
+        )?]);
+    }
+    // A short name several packages serve: the stub answers each service it fits (GripMock
+    // matches it by name alone, so one whose fields a service lacks never matches there).
+    let mut out = Vec::with_capacity(methods.len());
+    let mut first_error = None;
+    for method in methods {
+        let id = match out.len() {
+            0 => id,
+            _ => uuid::Uuid::new_v5(&id, method.parent_service().full_name().as_bytes()),
+        };
+        let name = method.parent_service().full_name().to_owned();
+        match check_one(value, &raw, method, source.clone(), origin, id) {
+            Ok(stub) => out.push(stub),
+            Err(e) => {
+                tracing::debug!("{source}: does not fit {name}: {e}");
+                first_error.get_or_insert(format!("{name}: {e}"));
+            }
+        }
+    }
+    match (out.is_empty(), first_error) {
+        (true, Some(e)) => Err(format!("fits no service named {:?}: {e}", raw.service)),
+        _ => Ok(out),
+    }
+}
+
+fn check_one(
+    value: &Value,
+    raw: &RawStub,
+    method: MethodDescriptor,
+    source: String,
+    origin: Origin,
+    id: uuid::Uuid,
+) -> Result<Stub, String> {
     let input_desc = method.input();
     let input = match (&raw.input, &raw.inputs) {
         (Some(i), Some(_)) if !i.is_empty() => {
@@ -240,7 +304,7 @@ pub(crate) fn check(
         output,
         times,
         effects,
-        session: raw.session.filter(|s| !s.is_empty()),
+        session: raw.session.clone().filter(|s| !s.is_empty()),
         raw: shown,
         templated,
         fields,

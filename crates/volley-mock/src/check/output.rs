@@ -94,7 +94,23 @@ pub(crate) fn message(desc: &MessageDescriptor, v: &Value) -> Result<DynamicMess
 
 fn reply(desc: &MessageDescriptor, v: &Value, what: &str) -> Result<Reply, String> {
     if !is_templated(v) {
-        return message(desc, v).map(Reply::Fixed);
+        return match message(desc, v) {
+            Ok(m) => Ok(Reply::Fixed(m)),
+            // An Any of a type no served file defines: GripMock loads such a stub and fails
+            // the calls it answers (UNKNOWN, "unable to resolve ..."); so does volley.
+            Err(e) => match unresolved_any(desc.parent_pool(), v) {
+                Some(url) => {
+                    tracing::warn!(
+                        "{what}: an Any of type {url:?}, which no served .proto defines: calls \
+                         this stub answers fail with UNKNOWN"
+                    );
+                    Shape::parse(v)
+                        .map(Reply::Templated)
+                        .map_err(|e| format!("output template {e}"))
+                }
+                None => Err(e),
+            },
+        };
     }
     // Checked at load as far as it can be: the templates parse and the fields exist; the
     // rendered values are checked per call.
@@ -110,6 +126,24 @@ fn reply(desc: &MessageDescriptor, v: &Value, what: &str) -> Result<Reply, Strin
         }
     }
     Ok(Reply::Templated(shape))
+}
+
+/// The first `@type` in `v` whose message `pool` does not have (an `Any` that cannot be
+/// encoded), as written.
+pub(crate) fn unresolved_any(pool: &prost_reflect::DescriptorPool, v: &Value) -> Option<String> {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(url)) = m.get("@type") {
+                let name = url.rsplit('/').next().unwrap_or(url);
+                if pool.get_message_by_name(name).is_none() {
+                    return Some(url.clone());
+                }
+            }
+            m.values().find_map(|x| unresolved_any(pool, x))
+        }
+        Value::Array(a) => a.iter().find_map(|x| unresolved_any(pool, x)),
+        _ => None,
+    }
 }
 
 /// A string that may be a template.

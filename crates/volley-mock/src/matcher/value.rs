@@ -6,7 +6,9 @@
 use std::borrow::Cow;
 
 use base64::Engine;
-use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, SerializeOptions, Value};
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind, ReflectMessage, SerializeOptions, Value,
+};
 use serde_json::Value as Json;
 
 use crate::model::{Expect, Pattern};
@@ -22,6 +24,84 @@ pub(crate) fn json_of(v: &Value) -> Json {
                 .unwrap_or_else(|_| any_fallback(m))
         }
         _ => Json::Null,
+    }
+}
+
+/// A message field as GripMock's matchers see it: field by field with .proto names (well-known
+/// types too: an `Any` is `{type_url, value}` with its bytes in base64, a `Timestamp`
+/// `{seconds, nanos}`), scalars at their defaults included, unset messages `null`, unset
+/// repeated fields left out. A stub written against that form matches as well as one written
+/// in the JSON form.
+pub(crate) fn raw_of(v: &Value) -> Json {
+    match v {
+        Value::Message(m) => raw_message(m),
+        _ => Json::Null,
+    }
+}
+
+fn raw_message(m: &DynamicMessage) -> Json {
+    let mut out = serde_json::Map::new();
+    for fd in m.descriptor().fields() {
+        let unset_message =
+            fd.kind().as_message().is_some() && !fd.is_list() && !fd.is_map() && !m.has_field(&fd);
+        let value = if unset_message {
+            Json::Null
+        } else if (fd.is_list() || fd.is_map()) && !m.has_field(&fd) {
+            continue;
+        } else {
+            raw_value(&m.get_field(&fd), &fd.kind())
+        };
+        out.insert(fd.name().to_owned(), value);
+    }
+    Json::Object(out)
+}
+
+fn raw_value(v: &Value, kind: &Kind) -> Json {
+    match v {
+        Value::Bool(b) => Json::Bool(*b),
+        Value::I32(i) => Json::from(*i),
+        Value::I64(i) => Json::from(*i),
+        Value::U32(i) => Json::from(*i),
+        Value::U64(i) => Json::from(*i),
+        Value::F32(f) => {
+            serde_json::Number::from_f64(f64::from(*f)).map_or(Json::Null, Json::Number)
+        }
+        Value::F64(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        Value::String(s) => Json::String(s.clone()),
+        Value::Bytes(b) => Json::String(base64::engine::general_purpose::STANDARD.encode(b)),
+        Value::EnumNumber(n) => match kind {
+            Kind::Enum(e) if e.full_name() == "google.protobuf.NullValue" => Json::Null,
+            Kind::Enum(e) => Json::String(
+                e.get_value(*n)
+                    .map_or_else(String::new, |ev| ev.name().to_owned()),
+            ),
+            _ => Json::from(*n),
+        },
+        Value::Message(m) => raw_message(m),
+        Value::List(l) => Json::Array(l.iter().map(|x| raw_value(x, kind)).collect()),
+        Value::Map(map) => {
+            let value_kind = match kind {
+                Kind::Message(e) if e.is_map_entry() => e.map_entry_value_field().kind(),
+                k => k.clone(),
+            };
+            Json::Object(
+                map.iter()
+                    .map(|(k, x)| (map_key(k), raw_value(x, &value_kind)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+fn map_key(k: &prost_reflect::MapKey) -> String {
+    use prost_reflect::MapKey;
+    match k {
+        MapKey::Bool(b) => b.to_string(),
+        MapKey::I32(i) => i.to_string(),
+        MapKey::I64(i) => i.to_string(),
+        MapKey::U32(i) => i.to_string(),
+        MapKey::U64(i) => i.to_string(),
+        MapKey::String(s) => s.clone(),
     }
 }
 
@@ -87,7 +167,7 @@ pub(crate) fn equals(want: &Expect, have: &Value, unordered: bool) -> bool {
             _ => false,
         },
         (Expect::Scalar(w), h) => w == h,
-        (Expect::Json(w), h) => json_equal(w, &json_of(h)),
+        (Expect::Json(w), h) => json_equal(w, &json_of(h)) || json_equal(w, &raw_of(h)),
         (Expect::Message(fields), Value::Message(m)) => {
             fields
                 .iter()
@@ -127,7 +207,7 @@ pub(crate) fn equals(want: &Expect, have: &Value, unordered: bool) -> bool {
 /// Whether `have` holds `want`: messages and maps as subsets, lists holding each element.
 pub(crate) fn contains(want: &Expect, have: &Value) -> bool {
     match (want, have) {
-        (Expect::Json(w), h) => json_contains(w, &json_of(h)),
+        (Expect::Json(w), h) => json_contains(w, &json_of(h)) || json_contains(w, &raw_of(h)),
         (Expect::Message(fields), Value::Message(m)) => {
             fields.iter().all(|(fd, e)| contains(e, &m.get_field(fd)))
         }

@@ -25,7 +25,30 @@ fn first_action(line: &str) -> Option<(usize, usize)> {
 /// the start of the line), not inside quotes or other text.
 fn bare(before: &str) -> bool {
     let t = before.trim_end();
-    t.is_empty() || t.ends_with(':') || t.ends_with('-') || t.ends_with('[') || t.ends_with(',')
+    !in_quotes(t)
+        && (t.is_empty()
+            || t.ends_with(':')
+            || t.ends_with('-')
+            || t.ends_with('[')
+            || t.ends_with(','))
+}
+
+/// Whether a quoted YAML string is still open at the end of `text` (`message: "Hello, ` is):
+/// a template there is part of the string, which YAML reads as it is.
+fn in_quotes(text: &str) -> bool {
+    let mut open: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match open {
+            Some('"') if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
+            Some(q) if c == q => open = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => open = Some(c),
+            None => {}
+        }
+    }
+    open.is_some()
 }
 
 fn single_quoted(s: &str) -> String {
@@ -96,6 +119,19 @@ mod tests {
         assert_eq!(v["name"], "{{ .Request.name }}");
         assert_eq!(v["quoted"], "{{ .Request.name }}");
         assert_eq!(v["n"], "3");
+    }
+
+    #[test]
+    fn a_template_inside_a_quoted_string_is_left_to_yaml() {
+        // GripMock's greeter example: text before the template inside the quotes.
+        let src = "message: \"Hello, {{.Request.name}}!\"\n\
+                   other: \"Hello, {{index .Headers \\\"x-user\\\"}}!\"\n\
+                   single: 'it''s {{ .Request.name }}'\n";
+        let out = yaml(src).unwrap();
+        let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+        assert_eq!(v["message"], "Hello, {{.Request.name}}!", "{out}");
+        assert_eq!(v["other"], "Hello, {{index .Headers \"x-user\"}}!", "{out}");
+        assert_eq!(v["single"], "it's {{ .Request.name }}", "{out}");
     }
 
     #[test]
