@@ -47,6 +47,11 @@ pub async fn call(ctx: &mut Ctx<'_>, symbol: &str) -> Result<i32, Exit> {
             return Err(ctx.io.fail(&invoking, &text));
         }
         Err(InvokeError::Plain(e)) => return Err(ctx.io.fail(&invoking, &e)),
+        Err(InvokeError::Hinted(e, h)) => {
+            let exit = ctx.io.fail(&invoking, &e);
+            ctx.io.hint(&h);
+            return Err(exit);
+        }
     };
     let data = if ctx.o.data == "@" {
         match ctx.io.stdin.take() {
@@ -159,6 +164,11 @@ pub async fn call(ctx: &mut Ctx<'_>, symbol: &str) -> Result<i32, Exit> {
     if let Err(e) = outcome {
         return match e {
             InvokeError::Plain(e) => Err(ctx.io.fail(&invoking, &e)),
+            InvokeError::Hinted(e, h) => {
+                let exit = ctx.io.fail(&invoking, &e);
+                ctx.io.hint(&h);
+                Err(exit)
+            }
             InvokeError::Status(s) => Ok(end_with_status(ctx, &s, requests.count(), responses)),
         };
     }

@@ -53,6 +53,11 @@ impl Io<'_> {
     pub fn warn(&mut self, msg: &str) {
         let _ = writeln!(self.stderr, "Warning: {msg}");
     }
+
+    /// What to do about the error just printed (volley's own line, after grpcurl's).
+    pub fn hint(&mut self, msg: &str) {
+        let _ = writeln!(self.stderr, "Hint: {msg}");
+    }
 }
 
 /// What the verbs share.
@@ -110,9 +115,13 @@ pub async fn dial_now(ctx: &mut Ctx<'_>) -> Result<(), Exit> {
         Ok(d) => d,
         Err(DialError::Usage(m)) => return Err(ctx.io.usage(&m)),
         Err(DialError::TlsConfig(e)) => return Err(ctx.io.fail("Failed to create TLS config", &e)),
-        Err(DialError::Dial(e)) => {
+        Err(DialError::Dial(e, hint)) => {
             let msg = format!("Failed to dial target host {}", go_quote(&ctx.target));
-            return Err(ctx.io.fail(&msg, &e));
+            let exit = ctx.io.fail(&msg, &e);
+            if let Some(h) = hint {
+                ctx.io.hint(&h);
+            }
+            return Err(exit);
         }
     };
     let total = started.elapsed();

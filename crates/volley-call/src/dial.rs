@@ -17,7 +17,7 @@ use volley_client::{
     tls::{TlsOptions, client_config},
 };
 
-use crate::goerr;
+use crate::{goerr, hint};
 
 /// What dialling needs from the flags.
 #[derive(Clone, Debug)]
@@ -51,8 +51,8 @@ pub enum DialError {
     Usage(String),
     /// `Failed to create TLS config: ...` (exit 1).
     TlsConfig(String),
-    /// `Failed to dial target host "T": ...` (exit 1).
-    Dial(String),
+    /// `Failed to dial target host "T": ...` (exit 1), and what to change, when that is known.
+    Dial(String, Option<String>),
 }
 
 /// A ready connection.
@@ -87,7 +87,7 @@ pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialEr
         }
         Some((cfg, started.elapsed()))
     };
-    let deadline_exceeded = || DialError::Dial("context deadline exceeded".into());
+    let deadline_exceeded = || DialError::Dial("context deadline exceeded".into(), None);
     let Ok(target) = Target::parse(&with_default_port(&o.target)) else {
         // grpc-go keeps trying an address it cannot use until the dial deadline.
         tokio::time::sleep_until(o.deadline).await;
@@ -111,7 +111,7 @@ pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialEr
     if let Some(name) = &tls_name {
         ep = ep
             .server_name(name)
-            .map_err(|e| DialError::Dial(e.to_string()))?;
+            .map_err(|e| DialError::Dial(e.to_string(), None))?;
     }
     let attempt = async {
         let mut backoff = Duration::from_secs(1);
@@ -128,16 +128,23 @@ pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialEr
     let (io, addrs) = tokio::time::timeout_at(o.deadline, attempt)
         .await
         .map_err(|_| deadline_exceeded())?
-        .map_err(|e: std::io::Error| DialError::Dial(goerr::io(&e)))?;
+        .map_err(|e: std::io::Error| DialError::Dial(goerr::io(&e), None))?;
     let conn = match &tls {
-        None => handshake(&ep, io, o.deadline, addrs).await?,
+        None => handshake(&ep, io, o.deadline, addrs)
+            .await
+            .map_err(|e| match e {
+                DialError::Dial(text, None) if text != "context deadline exceeded" => {
+                    DialError::Dial(text, Some(hint::PLAINTEXT_TO_TLS.to_owned()))
+                }
+                other => other,
+            })?,
         Some((cfg, _)) => {
             let connector = tokio_rustls::TlsConnector::from(cfg.clone());
             let stream =
                 tokio::time::timeout_at(o.deadline, connector.connect(ep.server_name.clone(), io))
                     .await
                     .map_err(|_| deadline_exceeded())?
-                    .map_err(|e| DialError::Dial(goerr::tls(&e, &ep.server_name)))?;
+                    .map_err(|e| DialError::Dial(goerr::tls(&e, &ep.server_name), hint::tls(&e)))?;
             handshake(&ep, stream, o.deadline, addrs).await?
         }
     };
@@ -159,15 +166,18 @@ where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     match tokio::time::timeout_at(deadline, Connection::handshake_on(ep, io)).await {
-        Err(_) => Err(DialError::Dial("context deadline exceeded".into())),
+        Err(_) => Err(DialError::Dial("context deadline exceeded".into(), None)),
         // The peer closed or reset the connection during the handshake (a TLS server spoken
         // to in plaintext): grpc-go reports the read error, `EOF` or Go's net.OpError.
-        Ok(Err(e)) => Err(DialError::Dial(match addrs {
-            Some((local, peer)) if e.to_string().to_lowercase().contains("reset") => {
-                format!("read tcp {local}->{peer}: read: connection reset by peer")
-            }
-            _ => "EOF".into(),
-        })),
+        Ok(Err(e)) => Err(DialError::Dial(
+            match addrs {
+                Some((local, peer)) if e.to_string().to_lowercase().contains("reset") => {
+                    format!("read tcp {local}->{peer}: read: connection reset by peer")
+                }
+                _ => "EOF".into(),
+            },
+            None,
+        )),
         Ok(Ok(c)) => Ok(c),
     }
 }

@@ -56,6 +56,10 @@ pub struct Values<R> {
     src: R,
     buf: Vec<u8>,
     pos: usize,
+    /// Newlines in the input before `buf`.
+    lines_before: usize,
+    /// Bytes since the last newline before `buf`.
+    column_before: usize,
 }
 
 impl<R: BufRead> Values<R> {
@@ -65,11 +69,30 @@ impl<R: BufRead> Values<R> {
             src,
             buf: Vec::new(),
             pos: 0,
+            lines_before: 0,
+            column_before: 0,
+        }
+    }
+
+    /// Where reading stands: line and column (1-based, columns in bytes), for error hints.
+    pub fn position(&self) -> (usize, usize) {
+        let seen = &self.buf[..self.pos.min(self.buf.len())];
+        let newlines = seen.iter().filter(|&&b| b == b'\n').count();
+        match seen.iter().rposition(|&b| b == b'\n') {
+            Some(last) => (self.lines_before + newlines + 1, seen.len() - last),
+            None => (self.lines_before + 1, self.column_before + seen.len() + 1),
         }
     }
 
     fn peek(&mut self) -> Option<u8> {
         if self.pos == self.buf.len() {
+            match self.buf.iter().rposition(|&b| b == b'\n') {
+                Some(last) => {
+                    self.lines_before += self.buf.iter().filter(|&&b| b == b'\n').count();
+                    self.column_before = self.buf.len() - last - 1;
+                }
+                None => self.column_before += self.buf.len(),
+            }
             self.buf.clear();
             self.pos = 0;
             let chunk = self.src.fill_buf().ok()?;

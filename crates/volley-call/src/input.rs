@@ -25,9 +25,25 @@ pub enum Data {
     Reader(Box<dyn Read + Send>),
 }
 
+/// Request data that could not be read: grpcurl's words, and where the data went wrong or what
+/// it names that does not exist ([`hint`](mod@crate::hint)).
+#[derive(Debug, Clone)]
+pub struct DataError {
+    /// grpcurl's (Go's, jhump's) message.
+    pub text: String,
+    /// volley's line after it.
+    pub hint: Option<String>,
+}
+
+impl DataError {
+    fn plain(text: String) -> DataError {
+        DataError { text, hint: None }
+    }
+}
+
 /// The request messages, parsed as they are needed.
 pub struct Requests {
-    rx: mpsc::Receiver<Result<DynamicMessage, String>>,
+    rx: mpsc::Receiver<Result<DynamicMessage, DataError>>,
     count: Arc<AtomicUsize>,
     done: bool,
 }
@@ -59,7 +75,7 @@ impl Requests {
     }
 
     /// The next message, `Ok(None)` at the end; an error ends the input.
-    pub async fn next(&mut self) -> Result<Option<DynamicMessage>, String> {
+    pub async fn next(&mut self) -> Result<Option<DynamicMessage>, DataError> {
         if self.done {
             return Ok(None);
         }
@@ -82,7 +98,7 @@ impl Requests {
     }
 }
 
-type Tx = mpsc::Sender<Result<DynamicMessage, String>>;
+type Tx = mpsc::Sender<Result<DynamicMessage, DataError>>;
 
 fn read_json<R: BufRead>(
     reader: R,
@@ -97,9 +113,20 @@ fn read_json<R: BufRead>(
             Ok(None) => return,
             Ok(Some(node)) => {
                 count.fetch_add(1, Ordering::SeqCst);
-                json_in::message(desc, &node, allow_unknown)
+                json_in::message(desc, &node, allow_unknown).map_err(|text| DataError {
+                    text,
+                    hint: crate::hint::unknown_field(desc, &node),
+                })
             }
-            Err(e) => Err(e),
+            Err(text) => {
+                let (line, column) = values.position();
+                Err(DataError {
+                    text,
+                    hint: Some(format!(
+                        "-d: the JSON goes wrong at line {line}, column {column}"
+                    )),
+                })
+            }
         };
         let stop = item.is_err();
         if tx.blocking_send(item).is_err() || stop {
@@ -116,7 +143,7 @@ fn read_text<R: BufRead>(mut reader: R, desc: &MessageDescriptor, count: &Atomic
         match reader.read_until(0x1e, &mut chunk) {
             Ok(_) => {}
             Err(e) => {
-                let _ = tx.blocking_send(Err(e.to_string()));
+                let _ = tx.blocking_send(Err(DataError::plain(e.to_string())));
                 return;
             }
         }
@@ -127,7 +154,7 @@ fn read_text<R: BufRead>(mut reader: R, desc: &MessageDescriptor, count: &Atomic
         count.fetch_add(1, Ordering::SeqCst);
         let text = String::from_utf8_lossy(&chunk);
         let item = DynamicMessage::parse_text_format(desc.clone(), &text)
-            .map_err(|e| text_error(&e, &text));
+            .map_err(|e| DataError::plain(text_error(&e, &text)));
         let stop = item.is_err() || last;
         if tx.blocking_send(item).is_err() || stop {
             return;

@@ -12,8 +12,8 @@ use volley_client::Connection;
 use crate::{
     args::go_quote,
     describe::Symbol,
-    errors,
-    input::Requests,
+    errors, hint,
+    input::{DataError, Requests},
     metadata::Metadata,
     rpc::{Call, Head},
     source::{Source, SourceError},
@@ -39,6 +39,8 @@ pub trait Events {
 pub enum InvokeError {
     /// `Error invoking method "S/M": ...`, exit 1.
     Plain(String),
+    /// The same, and a [`hint`](mod@crate::hint) line after it.
+    Hinted(String, String),
     /// A status error before the call (reflection): printed as `Plain`, or with `-format-error`
     /// as the status.
     Status(CallStatus),
@@ -56,15 +58,24 @@ pub async fn resolve(source: &mut Source, symbol: &str) -> Result<MethodDescript
             )));
         }
     };
-    let not_exposed = || {
-        InvokeError::Plain(format!(
-            "target server does not expose service {}",
-            go_quote(svc)
-        ))
-    };
+    let not_exposed = || format!("target server does not expose service {}", go_quote(svc));
     let found = match source.find(svc).await {
         Ok(s) => s,
-        Err(SourceError::NotFound(_)) => return Err(not_exposed()),
+        Err(SourceError::NotFound(_)) => {
+            let services = source.list_services().await.unwrap_or_default();
+            let hint = hint::suggest(svc, &services, "service", "the server");
+            return Err(InvokeError::Hinted(not_exposed(), hint));
+        }
+        Err(SourceError::Unsupported) => {
+            return Err(InvokeError::Hinted(
+                format!(
+                    "failed to query for service descriptor {}: {}",
+                    go_quote(svc),
+                    SourceError::Unsupported
+                ),
+                hint::NO_REFLECTION.to_owned(),
+            ));
+        }
         Err(SourceError::Rpc { code, message }) => {
             let code = errors::code_of(&code).unwrap_or(2);
             return Err(InvokeError::Status(CallStatus::new(
@@ -83,14 +94,17 @@ pub async fn resolve(source: &mut Source, symbol: &str) -> Result<MethodDescript
         }
     };
     let Symbol::Service(service) = found else {
-        return Err(not_exposed());
+        return Err(InvokeError::Plain(not_exposed()));
     };
     service.methods().find(|m| m.name() == mth).ok_or_else(|| {
-        InvokeError::Plain(format!(
-            "service {} does not include a method named {}",
-            go_quote(svc),
-            go_quote(mth)
-        ))
+        InvokeError::Hinted(
+            format!(
+                "service {} does not include a method named {}",
+                go_quote(svc),
+                go_quote(mth)
+            ),
+            hint::no_method(&service, mth),
+        )
     })
 }
 
@@ -104,7 +118,13 @@ pub async fn invoke(
     deadline: Option<Instant>,
 ) -> Result<(), InvokeError> {
     let fqn = method.full_name().to_owned();
-    let data_err = |e: String| InvokeError::Plain(format!("error getting request data: {e}"));
+    let data_err = |e: DataError| {
+        let text = format!("error getting request data: {}", e.text);
+        match e.hint {
+            Some(h) => InvokeError::Hinted(text, h),
+            None => InvokeError::Plain(text),
+        }
+    };
     let single = !method.is_client_streaming();
     let mut first = None;
     if single {
@@ -186,10 +206,15 @@ pub async fn invoke(
                 r = &mut send, if sending => {
                     sending = false;
                     if let Err(e) = r {
-                        return Ok(Err(InvokeError::Plain(format!(
-                            "grpc call for {} failed: error getting request data: {e}",
-                            go_quote(&fqn)
-                        ))));
+                        let text = format!(
+                            "grpc call for {} failed: error getting request data: {}",
+                            go_quote(&fqn),
+                            e.text
+                        );
+                        return Ok(Err(match e.hint {
+                            Some(h) => InvokeError::Hinted(text, h),
+                            None => InvokeError::Plain(text),
+                        }));
                     }
                 }
                 done = &mut recv => return Ok(Ok(done)),

@@ -13,7 +13,9 @@
 //! - `input`, `go_json`, `json_in` (request data as grpcurl reads it);
 //! - `format`, `json_out`, `text_out`, `gofmt` (responses as grpcurl prints them),
 //!   `metadata`, `verbose` (`-v`, `-vv`), `errors` (the `ERROR:` block, exit codes),
-//!   `report` (`-O json`).
+//!   `report` (`-O json`);
+//! - `hint` (volley's own line after an error grpcurl leaves there: the flag to give, the
+//!   nearest name).
 
 pub mod args;
 pub mod call;
@@ -26,6 +28,7 @@ pub mod format;
 pub mod go_json;
 pub mod goerr;
 pub mod gofmt;
+pub mod hint;
 pub mod input;
 pub mod invoke;
 pub mod json_in;

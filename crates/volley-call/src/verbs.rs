@@ -8,7 +8,9 @@ use crate::{
     ctx::{Ctx, Exit},
     describe::{self, Symbol},
     format::Formatter,
+    hint,
     opts::Verb,
+    source::SourceError,
     template,
 };
 
@@ -20,7 +22,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> Result<i32, Exit> {
                 .source
                 .list_services()
                 .await
-                .map_err(|e| ctx.io.fail("Failed to list services", &e))?;
+                .map_err(|e| source_failed(ctx, "Failed to list services", &e))?;
             services.sort();
             if services.is_empty() {
                 let _ = writeln!(ctx.io.stdout, "(No services)");
@@ -36,7 +38,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> Result<i32, Exit> {
                 .source
                 .find(&name)
                 .await
-                .map_err(|e| ctx.io.fail(&failed, &e))?;
+                .map_err(|e| source_failed(ctx, &failed, &e))?;
             let Some(service) = symbol.service() else {
                 return Err(ctx.io.fail(&failed, &format!("Service not found: {name}")));
             };
@@ -67,7 +69,7 @@ async fn describe_all(ctx: &mut Ctx<'_>, symbol: Option<String>) -> Result<(), E
                 .source
                 .list_services()
                 .await
-                .map_err(|e| ctx.io.fail("Failed to list services", &e))?;
+                .map_err(|e| source_failed(ctx, "Failed to list services", &e))?;
             if services.is_empty() {
                 let _ = writeln!(
                     ctx.io.stdout,
@@ -84,7 +86,7 @@ async fn describe_all(ctx: &mut Ctx<'_>, symbol: Option<String>) -> Result<(), E
             .source
             .find(s)
             .await
-            .map_err(|e| ctx.io.fail(&failed, &e))?;
+            .map_err(|e| source_failed(ctx, &failed, &e))?;
         let _ = write!(ctx.io.stdout, "{}", describe::describe(&found));
         if let (Symbol::Message(m), true) = (&found, ctx.o.msg_template) {
             let fmt = Formatter::new(&ctx.o.format, true, false, ctx.source.pool());
@@ -96,6 +98,16 @@ async fn describe_all(ctx: &mut Ctx<'_>, symbol: Option<String>) -> Result<(), E
         }
     }
     protoset_out(ctx, &symbols).await
+}
+
+/// grpcurl's failure line for a schema lookup, and the flags to give when the server has no
+/// reflection.
+fn source_failed(ctx: &mut Ctx<'_>, msg: &str, e: &SourceError) -> Exit {
+    let exit = ctx.io.fail(msg, e);
+    if matches!(e, SourceError::Unsupported) {
+        ctx.io.hint(hint::NO_REFLECTION);
+    }
+    exit
 }
 
 async fn protoset_out(ctx: &mut Ctx<'_>, symbols: &[String]) -> Result<(), Exit> {

@@ -264,6 +264,11 @@ pub async fn send_message(
     msg: Bytes,
     end: bool,
 ) -> Result<(), Status> {
+    // Nothing to wait for with an empty body (a Connect unary call of an empty message): h2
+    // grants no capacity for zero bytes, so the loop below would wait for ever.
+    if msg.is_empty() {
+        return out.send_data(msg, end).map_err(|e| transport_status(&e));
+    }
     out.reserve_capacity(msg.len());
     while out.capacity() == 0 {
         match poll_fn(|cx| out.poll_capacity(cx)).await {

@@ -103,7 +103,20 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
                 for cert in rustls_native_certs::load_native_certs().certs {
                     let _ = roots.add(cert);
                 }
-                builder.with_root_certificates(roots)
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| TlsSetupError::File {
+                            path: "the system's CA certificates".into(),
+                            problem: e.to_string(),
+                        })?;
+                let check = CertCheck {
+                    pinned: Some((webpki, Vec::new())),
+                    provider: provider.clone(),
+                };
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(check))
             }
         }
     };
@@ -130,11 +143,14 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupErr
     Ok(Arc::new(cfg))
 }
 
-/// The server-certificate check of a `--cacert` file, or none at all (`--skipTLS`).
+/// The server-certificate check of a `--cacert` file or the system's roots, or none at all
+/// (`--skipTLS`).
 ///
-/// With a CA file: WebPKI, then Go's rule for a certificate the user named: when WebPKI refuses a
-/// server certificate that is byte for byte one of the file's, it is accepted if it is valid for
-/// the server name and for today. Without (`pinned: None`): every certificate is accepted.
+/// With roots: the server name first, then WebPKI (Go's order: a certificate for the wrong host
+/// is reported as that even when no known CA signed it, as ghz and grpcurl report it), then Go's
+/// rule for a certificate the user named: when WebPKI refuses a server certificate that is byte
+/// for byte one of the file's, it is accepted if it is valid for the server name and for today.
+/// Without (`pinned: None`): every certificate is accepted.
 /// Handshake signatures are checked either way, with the provider's algorithms (as WebPKI's
 /// verifier checks them), so the handshake stays well-formed.
 #[derive(Debug)]
@@ -155,6 +171,7 @@ impl ServerCertVerifier for CertCheck {
         let Some((webpki, pinned)) = &self.pinned else {
             return Ok(ServerCertVerified::assertion());
         };
+        verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name)?;
         match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(_) if pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
                 verify_pinned(end_entity, server_name, now)?;

@@ -235,7 +235,7 @@ impl SpanExporter for Otlp {
         }
     }
 
-    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
         match self {
             Otlp::Http(e) => e.shutdown_with_timeout(timeout),
             Otlp::Grpc(e) => e.shutdown_with_timeout(timeout),
@@ -278,7 +278,7 @@ impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
         r
     }
 
-    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
         self.inner.shutdown_with_timeout(timeout)
     }
 

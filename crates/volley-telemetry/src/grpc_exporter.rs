@@ -18,7 +18,7 @@ use opentelemetry_sdk::{
     error::{OTelSdkError, OTelSdkResult},
     trace::{SpanData, SpanExporter},
 };
-use prost_013::Message;
+use prost::Message;
 use volley_client::{
     CallHead, Channel, Endpoint, Strategy, Target,
     tls::{TlsOptions, client_config},

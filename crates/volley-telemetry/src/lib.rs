@@ -77,7 +77,7 @@ impl Interceptor for ServerTracing {
 
     fn on_end(&self, end: &CallEnd<'_>) {
         if let Some(cx) = end.kept::<Context>() {
-            // The call as a log event too, carrying its trace id (`VOLLEY_LOG=info,volley::call=debug` for `volley serve`).
+            // The call as a log event too, carrying its trace id (`RUST_LOG=info,volley::call=debug` for `volley serve`).
             tracing::debug!(
                 target: "volley::call",
                 method = end.info().method().full_name(),

@@ -13,7 +13,7 @@ use opentelemetry::{
 use opentelemetry_proto::tonic::{
     collector::trace::v1::ExportTraceServiceRequest, trace::v1::Span,
 };
-use prost_013::Message;
+use prost::Message;
 use volley_client::{Channel, Endpoint, Strategy, endpoint::Target};
 use volley_server::Server;
 use volley_services::{

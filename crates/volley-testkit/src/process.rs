@@ -28,11 +28,17 @@ impl VolleyProcess {
     /// Starts `cmd` (a `volley` command line, with its own working directory or environment)
     /// and waits (up to 30 s) for its "listening on ADDR" log line.
     pub fn from_command(mut cmd: Command) -> VolleyProcess {
+        // The log at info (the address line is an info event), unless the command sets its own.
+        let own_filter = cmd
+            .get_envs()
+            .any(|(k, _)| k == "VOLLEY_LOG" || k == "RUST_LOG");
+        if !own_filter {
+            cmd.env("VOLLEY_LOG", "info");
+        }
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .env("VOLLEY_LOG", "info")
             .spawn()
             .expect("spawn volley");
         let stderr = child.stderr.take().expect("stderr piped");

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 use volley_server::{Server, auth::BearerToken, cors::Cors, metrics::Metrics, tls};
 use volley_services::Options;
-use volley_telemetry::{Exporter, ServerTracing};
+use volley_telemetry::{ExportOptions, Exporter, OtlpProtocol, ServerTracing};
 
 use volley_server::listen::{Bound, SocketFiles};
 
@@ -82,7 +82,16 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     }
     let _exporter = match &args.otlp_endpoint {
         Some(url) => {
-            let e = Exporter::start(url, "volley-serve")?;
+            // The flags over the environment (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL and
+            // _CERTIFICATE, read by from_env).
+            let mut opts = ExportOptions::from_env(url, "volley-serve")?;
+            if let Some(p) = &args.otlp_protocol {
+                opts.protocol = OtlpProtocol::parse(p)?;
+            }
+            if let Some(ca) = &args.otlp_cacert {
+                opts.cacert = Some(ca.clone());
+            }
+            let e = Exporter::start_with(opts)?;
             info!("exporting a span per call to {}", e.url());
             builder = builder.intercept(ServerTracing);
             Some(e)

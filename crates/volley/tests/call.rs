@@ -14,20 +14,39 @@ use volley_testkit::{Volley, VolleyProcess, output_with_stdin, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
-/// One run's results, grpcurl's path in its messages rewritten to `volley call`.
-#[derive(Debug, PartialEq)]
+/// One run's results, grpcurl's path in its messages rewritten to `volley call`. volley's own
+/// `Hint: ...` lines (after grpcurl's error, where grpcurl stops short of saying what to do) are
+/// kept apart: the rest is compared with grpcurl's bytes, the hints by `hints_...` below.
+#[derive(Debug)]
 struct Ran {
     code: i32,
     stdout: String,
     stderr: String,
+    hints: Vec<String>,
+}
+
+impl PartialEq for Ran {
+    fn eq(&self, other: &Ran) -> bool {
+        (self.code, &self.stdout, &self.stderr) == (other.code, &other.stdout, &other.stderr)
+    }
 }
 
 fn ran(out: Output) -> Ran {
     let grpcurl = tool("grpcurl").display().to_string();
+    let all = String::from_utf8_lossy(&out.stderr).replace(&grpcurl, "volley call");
+    let mut stderr = String::new();
+    let mut hints = Vec::new();
+    for line in all.split_inclusive('\n') {
+        match line.strip_prefix("Hint: ") {
+            Some(h) => hints.push(h.trim_end().to_owned()),
+            None => stderr.push_str(line),
+        }
+    }
     Ran {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).replace(&grpcurl, "volley call"),
+        stderr,
+        hints,
     }
 }
 
@@ -43,14 +62,15 @@ fn both(args: &[&str], stdin: &[u8]) -> (Ran, Ran) {
     )
 }
 
-/// Asserts both print the same bytes and exit alike; returns grpcurl's run.
+/// Asserts both print the same bytes (volley's hints aside) and exit alike; returns volley's run.
 fn same_in(args: &[&str], stdin: &[u8]) -> Ran {
     let (g, v) = both(args, stdin);
     assert_eq!(
         g, v,
         "grpcurl (left) and volley call (right) differ for {args:?}"
     );
-    g
+    assert!(g.hints.is_empty(), "grpcurl printed a Hint line: {g:?}");
+    v
 }
 
 fn same(args: &[&str]) -> Ran {
@@ -697,4 +717,215 @@ fn against_grpc_gos_interop_server_too() {
         "FullDuplexCall",
     );
     assert_eq!(call(&["-v"], "", "UnimplementedCall").code, 76);
+    // Request data from stdin, defaults emitted, a method the service lacks.
+    let mut args = schema.to_vec();
+    args.extend_from_slice(&[
+        "-plaintext",
+        "-d",
+        "@",
+        &a,
+        "grpc.testing.TestService/UnaryCall",
+    ]);
+    same_in(&args, br#"{"response_size":2}"#);
+    call(&["-emit-defaults"], r#"{"response_size":1}"#, "UnaryCall");
+    assert_eq!(call(&[], "{}", "Nope").code, 1);
+    // describe from -proto (a service, a method, a message), then the same from a protoset
+    // grpcurl writes (-protoset-out).
+    let dir = temp_dir("interop-protoset");
+    let protoset = dir.join("test.pb").display().to_string();
+    for symbol in [
+        "grpc.testing.TestService",
+        "grpc.testing.TestService.UnaryCall",
+        "grpc.testing.SimpleRequest",
+    ] {
+        let mut args = schema.to_vec();
+        args.extend_from_slice(&["describe", symbol]);
+        same(&args);
+    }
+    let mut args = schema.to_vec();
+    args.extend_from_slice(&[
+        "-protoset-out",
+        &protoset,
+        "describe",
+        "grpc.testing.TestService",
+    ]);
+    same(&args);
+    same(&[
+        "-protoset",
+        &protoset,
+        "-plaintext",
+        "-d",
+        r#"{"response_size":3}"#,
+        &a,
+        "grpc.testing.TestService/UnaryCall",
+    ]);
+    // Over TLS, with grpc's test CA (grpc-go's interop server with its test certificate).
+    let certs = volley_testkit::workspace_file("conformance/interop/certs");
+    let tport = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _tls_server = GoServer(
+        Command::new(tool("grpc-interop-server"))
+            .args([
+                format!("--port={tport}"),
+                "--use_tls".to_owned(),
+                format!("--tls_cert_file={certs}/server1.pem"),
+                format!("--tls_key_file={certs}/server1.key"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start grpc-interop-server with TLS"),
+    );
+    let ta = format!("127.0.0.1:{tport}");
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(&ta).is_err() {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the TLS interop server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let ca = format!("{certs}/ca.pem");
+    let mut args = schema.to_vec();
+    args.extend_from_slice(&[
+        "-cacert",
+        &ca,
+        "-servername",
+        "foo.test.google.fr",
+        "-d",
+        r#"{"response_size":3}"#,
+        &ta,
+        "grpc.testing.TestService/UnaryCall",
+    ]);
+    assert_eq!(same(&args).code, 0);
+    // No trusted CA: Go's words for it, exit 1.
+    let mut args = schema.to_vec();
+    args.extend_from_slice(&["-d", "{}", &ta, "grpc.testing.TestService/EmptyCall"]);
+    assert_eq!(same(&args).code, 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn hints_follow_grpcurls_error_where_it_stops_short() {
+    // grpcurl's lines first, byte for byte (same_in checks them); then one line of volley's.
+    let server = VOLLEY.serve(&[]);
+    let addr = server.addr().to_string();
+    let hint = |args: &[&str]| {
+        let v = same(args);
+        assert_eq!(v.hints.len(), 1, "{args:?}: {v:?}");
+        v.hints[0].clone()
+    };
+    // A method the service lacks: the nearest, and what it has.
+    let h = hint(&[
+        "-plaintext",
+        "-d",
+        "{}",
+        &addr,
+        "helloworld.Greeter/SayHelo",
+    ]);
+    assert_eq!(
+        h,
+        "did you mean helloworld.Greeter/SayHello? (helloworld.Greeter has: SayHello)"
+    );
+    // A service the server does not expose: the nearest of its services.
+    let h = hint(&[
+        "-plaintext",
+        "-d",
+        "{}",
+        &addr,
+        "helloworld.Greter/SayHello",
+    ]);
+    assert!(
+        h.starts_with("did you mean helloworld.Greeter? (the server has: "),
+        "{h}"
+    );
+    // A field the message lacks.
+    let h = hint(&[
+        "-plaintext",
+        "-d",
+        r#"{"nmae":"x"}"#,
+        &addr,
+        "helloworld.Greeter/SayHello",
+    ]);
+    assert_eq!(
+        h,
+        "-d: did you mean name? (helloworld.HelloRequest has: name)"
+    );
+    // JSON that breaks: where.
+    let h = hint(&[
+        "-plaintext",
+        "-d",
+        "{\n  \"name\": x}",
+        &addr,
+        "helloworld.Greeter/SayHello",
+    ]);
+    assert_eq!(h, "-d: the JSON goes wrong at line 2, column 11");
+    // TLS to a plaintext server, and plaintext to a TLS one.
+    let h = hint(&[&addr, "list"]);
+    assert_eq!(h, "the server does not speak TLS: add -plaintext");
+    let dir = temp_dir("hints");
+    let tls = VOLLEY.serve(&["--tls-self-signed", "--tls-dir", &dir.display().to_string()]);
+    let t = tls.addr().to_string();
+    let h = hint(&[&t, "list"]);
+    assert!(h.contains("give the CA that did with -cacert FILE"), "{h}");
+    let ca = dir.join("ca.pem").display().to_string();
+    let h = hint(&["-cacert", &ca, "-servername", "foo", &t, "list"]);
+    assert!(h.contains("-servername NAME"), "{h}");
+    let (g, v) = both(&["-plaintext", &t, "list"], b"");
+    assert_eq!(g.code, v.code);
+    assert!(
+        v.hints
+            .first()
+            .is_some_and(|h| h.contains("leave -plaintext out")),
+        "{v:?}"
+    );
+    // No reflection (grpc-go's interop server has none): which flags give the schema.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _go = GoServer(
+        Command::new(tool("grpc-interop-server"))
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start grpc-interop-server"),
+    );
+    let a = format!("127.0.0.1:{port}");
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(&a).is_err() {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "grpc-interop-server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for args in [
+        &["-plaintext", a.as_str(), "list"][..],
+        &[
+            "-plaintext",
+            a.as_str(),
+            "describe",
+            "grpc.testing.TestService",
+        ][..],
+        &[
+            "-plaintext",
+            "-d",
+            "{}",
+            a.as_str(),
+            "grpc.testing.TestService/EmptyCall",
+        ][..],
+    ] {
+        let h = hint(args);
+        assert!(
+            h.contains("-proto FILE (and -import-path DIR) or -protoset FILE"),
+            "{h}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

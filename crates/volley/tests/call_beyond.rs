@@ -1,11 +1,13 @@
 //! `volley call` beyond grpcurl: `-protocol grpc-web|connect` give the answers gRPC gives (the
 //! same stdout, the same status and exit code) against `volley serve`, which speaks all three on
-//! one port, and `-O json` prints one document per call whose fields a script can read.
+//! one port, and against a connect-go server (`scripts/peers/connect-greeter`, built from the Go
+//! module proxy by scripts/install-test-tools), where grpcurl over gRPC is the reference; and
+//! `-O json` prints one document per call whose fields a script can read.
 
 use std::path::Path;
 
 use serde_json::Value;
-use volley_testkit::{Volley, VolleyProcess, volley};
+use volley_testkit::{Volley, VolleyProcess, tool, volley};
 
 const VOLLEY: Volley = volley!();
 
@@ -210,4 +212,98 @@ fn address_forms_of_volley_client_work() {
         let (code, out, err) = call(&["-plaintext", &target, "grpc.testing.TestService/EmptyCall"]);
         assert_eq!((code, out.as_str()), (0, "{}\n"), "{target}: {err}");
     }
+}
+
+/// The connect-go server, stopped when dropped.
+struct ConnectGo(std::process::Child, String);
+
+impl Drop for ConnectGo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn connect_go() -> ConnectGo {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(tool("connect-greeter"))
+        .args(["-addr", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start connect-greeter");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = lines
+        .find_map(|l| l.ok()?.strip_prefix("listening on ").map(str::to_owned))
+        .expect("connect-greeter's address");
+    ConnectGo(child, addr)
+}
+
+#[test]
+fn every_protocol_answers_a_connect_go_server_as_grpcurl_does_over_grpc() {
+    let server = connect_go();
+    let a = server.1.as_str();
+    let cases: [(&str, &str); 4] = [
+        (r#"{"name":"x"}"#, "helloworld.Greeter/SayHello"),
+        ("{}", "helloworld.Greeter/SayHello"),
+        (r#"{"id":7}"#, "api.Users/Get"),
+        ("{}", "api.Users/List"),
+    ];
+    for (body, method) in cases {
+        for extra in [&[][..], &["-v"][..]] {
+            let mut args = vec!["-plaintext"];
+            args.extend_from_slice(extra);
+            args.extend_from_slice(&["-d", body, a, method]);
+            let g = std::process::Command::new(tool("grpcurl"))
+                .args(&args)
+                .output()
+                .expect("run grpcurl");
+            let grpcurl = (
+                g.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&g.stdout).into_owned(),
+            );
+            for protocol in ["grpc", "grpc-web", "connect"] {
+                let mut args = vec!["-plaintext", "-protocol", protocol];
+                args.extend_from_slice(extra);
+                args.extend_from_slice(&["-d", body, a, method]);
+                let (code, out, err) = call(&args);
+                let out = if extra.is_empty() {
+                    out
+                } else {
+                    // -v's headers are the transport's own (content-type, date, a gRPC-Web
+                    // server's trailers in the body): compare the messages and the status.
+                    only_messages(&out)
+                };
+                let want = if extra.is_empty() {
+                    grpcurl.1.clone()
+                } else {
+                    only_messages(&grpcurl.1)
+                };
+                assert_eq!(
+                    (code, out),
+                    (grpcurl.0, want),
+                    "{protocol} {method} {body} {extra:?}: {err}"
+                );
+            }
+        }
+    }
+}
+
+/// `-v` output without its metadata sections: the messages, in order.
+fn only_messages(v: &str) -> String {
+    let mut keep = String::new();
+    let mut inside = false;
+    for line in v.lines() {
+        if line.starts_with("Response contents:") {
+            inside = true;
+            continue;
+        }
+        if inside && line.is_empty() {
+            inside = false;
+        }
+        if inside {
+            keep.push_str(line);
+            keep.push('\n');
+        }
+    }
+    keep
 }

@@ -266,7 +266,7 @@ fn bench_reports_the_servers_figures_beside_its_own() {
 /// Every span in the OTLP/HTTP bodies a collector received.
 fn spans(bodies: &[Vec<u8>]) -> Vec<opentelemetry_proto::tonic::trace::v1::Span> {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-    use prost_013::Message;
+    use prost::Message;
     bodies
         .iter()
         .flat_map(|b| {

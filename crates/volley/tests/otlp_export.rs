@@ -16,7 +16,7 @@ use std::{
 use opentelemetry_proto::tonic::{
     collector::trace::v1::ExportTraceServiceRequest, common::v1::any_value::Value,
 };
-use prost_013::Message;
+use prost::Message;
 use volley_testkit::{Volley, VolleyProcess, otlp::OtlpReceiver, volley};
 
 const VOLLEY: Volley = volley!();
@@ -261,4 +261,192 @@ fn spans_reach_a_grpc_collector() {
     );
     drop(server);
     drop(rt);
+}
+
+/// The OpenTelemetry Collector built by its own builder (scripts/peers/otelcol, installed by
+/// scripts/install-test-tools), receiving OTLP over HTTP and gRPC, both with TLS, and printing
+/// what it receives (the debug exporter, detailed): stopped when dropped.
+struct Collector {
+    child: std::process::Child,
+    log: Arc<Mutex<String>>,
+    http: u16,
+    grpc: u16,
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Collector {
+    fn start(dir: &std::path::Path, cert: &str, key: &str) -> Collector {
+        let (http, grpc) = (free_port(), free_port());
+        let config = dir.join("otelcol.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:{grpc}\n\
+                 \x20       tls: {{cert_file: {cert}, key_file: {key}}}\n      http:\n\
+                 \x20       endpoint: 127.0.0.1:{http}\n        tls: {{cert_file: {cert}, key_file: {key}}}\n\
+                 exporters:\n  debug:\n    verbosity: detailed\n\
+                 service:\n  telemetry:\n    metrics:\n      level: none\n\
+                 \x20 pipelines:\n    traces:\n      receivers: [otlp]\n      exporters: [debug]\n"
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(volley_testkit::tool("otelcol-volley"))
+            .arg(format!("--config=file:{}", config.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the OpenTelemetry Collector");
+        let log = Arc::new(Mutex::new(String::new()));
+        let into = log.clone();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let mut l = into.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        let c = Collector {
+            child,
+            log,
+            http,
+            grpc,
+        };
+        let start = Instant::now();
+        while !c.log().contains("Everything is ready") {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the collector did not start:\n{}",
+                c.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        c
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until the collector has printed a span named `name` of service `service`.
+    fn wait_for(&self, service: &str, name: &str) {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if log.contains(&format!("service.name: Str({service})"))
+                && log.contains(&format!("Name           : {name}"))
+            {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no span {name} of {service} reached the collector:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn spans_reach_the_opentelemetry_collector_over_https_and_grpc_with_tls() {
+    let dir = std::env::temp_dir().join(format!("volley-otelcol-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params =
+        rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let (cert_file, key_file) = (dir.join("collector.pem"), dir.join("collector.key"));
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    let (c, k) = (
+        cert_file.display().to_string(),
+        key_file.display().to_string(),
+    );
+    let collector = Collector::start(&dir, &c, &k);
+    // OTLP/HTTP over TLS, the CA given by flag, the service named by OTEL_SERVICE_NAME.
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--otlp-endpoint"])
+        .arg(format!("https://127.0.0.1:{}", collector.http))
+        .args(["--otlp-cacert", &c])
+        .env("OTEL_SERVICE_NAME", "shop-http");
+    let server = VolleyProcess::from_command(cmd);
+    make_a_call(&server);
+    collector.wait_for("shop-http", "helloworld.Greeter/SayHello");
+    drop(server);
+    // OTLP/gRPC over TLS through volley's own client, the service named by
+    // OTEL_RESOURCE_ATTRIBUTES.
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--otlp-endpoint"])
+        .arg(format!("https://127.0.0.1:{}", collector.grpc))
+        .args(["--otlp-protocol", "grpc", "--otlp-cacert", &c])
+        .env(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "service.name=shop-grpc,deployment.environment=test",
+        );
+    let server = VolleyProcess::from_command(cmd);
+    make_a_call(&server);
+    collector.wait_for("shop-grpc", "helloworld.Greeter/SayHello");
+    assert!(
+        collector
+            .log()
+            .contains("deployment.environment: Str(test)"),
+        "{}",
+        collector.log()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn rust_log_sets_the_log_filter_as_in_every_tracing_program() {
+    // RUST_LOG (no VOLLEY_LOG): the traced calls' debug events show.
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args([
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--otlp-endpoint",
+        "http://127.0.0.1:9",
+    ])
+    .env_remove("VOLLEY_LOG")
+    .env("RUST_LOG", "info,volley::call=debug");
+    let server = VolleyProcess::from_command(cmd);
+    make_a_call(&server);
+    let start = Instant::now();
+    while !server.log().contains("call ended") {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no debug event under RUST_LOG:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Without it, info: no debug events.
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args([
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--otlp-endpoint",
+        "http://127.0.0.1:9",
+    ])
+    .env_remove("VOLLEY_LOG")
+    .env("RUST_LOG", "info");
+    let quiet = VolleyProcess::from_command(cmd);
+    make_a_call(&quiet);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!quiet.log().contains("call ended"), "{}", quiet.log());
 }

@@ -47,11 +47,17 @@ pub(crate) async fn call(
                 .payload
                 .message(i, data.as_ref())
                 .map_err(Status::internal)?;
-            match g.call_metadata(data.as_ref())? {
-                None => c.unary(&g.head, body).await,
-                Some(md) => c.unary(&g.head.with_metadata(&md), body).await,
-            }
-            .map(|r| r.bytes)
+            // One await (a second, per-call metadata's, would grow every call's future): the
+            // head is the target's, or made for this call.
+            let own;
+            let head = match g.call_metadata(data.as_ref())? {
+                None => &g.head,
+                Some(md) => {
+                    own = g.head.with_metadata(&md);
+                    &own
+                }
+            };
+            c.unary(head, body).await.map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::Unary => {
             let data = g.call_data(i, worker_id);
@@ -59,11 +65,17 @@ pub(crate) async fn call(
                 .payload
                 .message(i, data.as_ref())
                 .map_err(Status::internal)?;
-            match g.call_metadata(data.as_ref())? {
-                None => c.unary(&g.block, body).await,
-                Some(md) => c.unary(&g.block.with_metadata(&md), body).await,
-            }
-            .map(|r| r.bytes)
+            // One await (a second, per-call metadata's, would grow every call's future): the
+            // block is the target's, or made for this call.
+            let own;
+            let block = match g.call_metadata(data.as_ref())? {
+                None => &g.block,
+                Some(md) => {
+                    own = g.block.with_metadata(&md);
+                    &own
+                }
+            };
+            c.unary(block, body).await.map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;

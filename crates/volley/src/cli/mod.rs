@@ -294,9 +294,22 @@ pub struct ServeArgs {
     pub require_token: Option<String>,
 
     /// Trace every call (a span each, continuing the caller's W3C `traceparent`) and export the
-    /// spans over OTLP/HTTP to this collector (its base URL, e.g. http://127.0.0.1:4318).
+    /// spans over OTLP to this collector: its base URL, e.g. http://127.0.0.1:4318 (OTLP/HTTP)
+    /// or http://127.0.0.1:4317 with --otlp-protocol grpc; https:// for TLS.
     #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     pub otlp_endpoint: Option<String>,
+
+    /// OTLP's transport: http/protobuf (POST /v1/traces) or grpc (TraceService/Export, through
+    /// volley's own client) [default: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or
+    /// OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf].
+    #[arg(long, value_name = "PROTOCOL", value_parser = ["http/protobuf", "grpc"], requires = "otlp_endpoint")]
+    pub otlp_protocol: Option<String>,
+
+    /// A PEM CA that signs an https:// collector's certificate [default:
+    /// OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE or OTEL_EXPORTER_OTLP_CERTIFICATE, else the
+    /// system's roots].
+    #[arg(long, value_name = "FILE", requires = "otlp_endpoint")]
+    pub otlp_cacert: Option<std::path::PathBuf>,
 
     /// Let web pages on this origin call the server over gRPC-Web and Connect (CORS), e.g.
     /// http://localhost:5173; repeatable; `*` for any origin.

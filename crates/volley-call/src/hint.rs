@@ -1,0 +1,183 @@
+//! One more line where grpcurl's error stops short of saying what to do: the flag that changes
+//! the outcome, or the nearest name. Printed as `Hint: ...` after grpcurl's own lines (as
+//! grpcurl prints `Warning: ...`), so the first line and the exit code stay grpcurl's.
+
+use prost_reflect::{Kind, MessageDescriptor, ServiceDescriptor};
+use rustls::CertificateError;
+
+use crate::go_json::Node;
+
+/// A server without reflection, and no schema given.
+pub const NO_REFLECTION: &str = "the server does not serve reflection: give its schema with \
+                                 -proto FILE (and -import-path DIR) or -protoset FILE";
+
+/// The names among `among` nearest to `want` (case aside, by edit distance), best first: at
+/// most three, and only those within a third of the longer name's length (two edits at least).
+pub fn closest<'a>(want: &str, among: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let w = want.to_lowercase();
+    let mut scored: Vec<(usize, &str)> = among
+        .into_iter()
+        .map(|c| (distance(&w, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(want.len()) / 3).max(2))
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance over chars.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// `did you mean X?` and what there is, for a name that is not among `names` (`what`:
+/// "method", "service").
+pub fn suggest(want: &str, names: &[String], what: &str, of: &str) -> String {
+    let near = closest(want, names.iter().map(String::as_str));
+    let listed = if names.len() <= 12 {
+        format!("{of} has: {}", names.join(", "))
+    } else {
+        format!("{of} has {} {what}s", names.len())
+    };
+    match near.as_slice() {
+        [] => listed,
+        [one] => format!("did you mean {one}? ({listed})"),
+        many => format!("did you mean one of {}? ({listed})", many.join(", ")),
+    }
+}
+
+/// A method `method` that `service` does not have.
+pub fn no_method(service: &ServiceDescriptor, method: &str) -> String {
+    let names: Vec<String> = service.methods().map(|m| m.name().to_owned()).collect();
+    let near = closest(method, names.iter().map(String::as_str));
+    let full = service.full_name();
+    let listed = format!("{full} has: {}", names.join(", "));
+    match near.as_slice() {
+        [] => listed,
+        [one] => format!("did you mean {full}/{one}? ({listed})"),
+        many => {
+            let paths: Vec<String> = many.iter().map(|m| format!("{full}/{m}")).collect();
+            format!("did you mean one of {}? ({listed})", paths.join(", "))
+        }
+    }
+}
+
+/// What to change when a TLS handshake failed with `e` (`plaintext`: whether `-plaintext` was
+/// given).
+pub fn tls(e: &std::io::Error) -> Option<String> {
+    let inner = e.get_ref()?.downcast_ref::<rustls::Error>()?;
+    Some(match inner {
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+            "no CA you trust signed the server's certificate: give the CA that did with -cacert \
+             FILE (a self-signed certificate can be its own CA), or skip the check with -insecure"
+                .into()
+        }
+        rustls::Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => "the certificate does not name the host you dialled: -servername NAME checks it \
+              against one of the names it has (or dial that name)"
+            .into(),
+        rustls::Error::InvalidCertificate(
+            CertificateError::Expired
+            | CertificateError::ExpiredContext { .. }
+            | CertificateError::NotValidYet
+            | CertificateError::NotValidYetContext { .. },
+        ) => "the server's certificate is outside its validity dates (or this machine's clock \
+              is): renew it, or skip the check with -insecure"
+            .into(),
+        rustls::Error::InvalidMessage(_) => "the server does not speak TLS: add -plaintext".into(),
+        rustls::Error::AlertReceived(_) => {
+            "the server refused the handshake: if it asks for a client certificate, give -cert \
+             FILE -key FILE"
+                .into()
+        }
+        _ => return None,
+    })
+}
+
+/// A plaintext dial the server closed during the HTTP/2 handshake.
+pub const PLAINTEXT_TO_TLS: &str = "the server closed the connection before HTTP/2 began: if it \
+                                    speaks TLS, leave -plaintext out (and give -cacert FILE or \
+                                    -insecure)";
+
+/// The first field of `node` that `desc` does not have: `did you mean ...?` and the message's
+/// fields.
+pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
+    let Node::Object(kv) = node else {
+        return None;
+    };
+    for (key, value) in kv {
+        let field = desc
+            .get_field_by_json_name(key)
+            .or_else(|| desc.get_field_by_name(key));
+        match field {
+            None if !key.starts_with('@') => {
+                let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
+                return Some(format!(
+                    "-d: {}",
+                    suggest(key, &names, "field", desc.full_name())
+                ));
+            }
+            None => {}
+            Some(f) => {
+                if let Kind::Message(m) = f.kind() {
+                    let items: Vec<&Node> = match value {
+                        Node::Array(a) if f.is_list() => a.iter().collect(),
+                        Node::Object(o) if f.is_map() => o.iter().map(|(_, v)| v).collect(),
+                        v => vec![v],
+                    };
+                    let inner = if f.is_map() {
+                        m.map_entry_value_field().kind().as_message().cloned()
+                    } else {
+                        Some(m)
+                    };
+                    if let Some(inner) = inner {
+                        if let Some(h) = items.iter().find_map(|n| unknown_field(&inner, n)) {
+                            return Some(h);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_names_first() {
+        let names = ["SayHello", "SayGoodbye", "Ping"];
+        assert_eq!(closest("sayhelo", names), ["SayHello"]);
+        assert_eq!(closest("Pong", names), ["Ping"]);
+        assert!(closest("Delete", names).is_empty());
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn suggestions_name_what_there_is() {
+        let names: Vec<String> = ["name", "id"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            suggest("nme", &names, "field", "a.B"),
+            "did you mean name? (a.B has: name, id)"
+        );
+        assert_eq!(suggest("zzz", &names, "field", "a.B"), "a.B has: name, id");
+    }
+}
