@@ -1,9 +1,11 @@
-//! Compiles the protos volley itself speaks (health, reflection) with protox: no protoc needed.
+//! Compiles the protos volley itself speaks (health, reflection, google.api.http) with protox, no
+//! protoc needed, from the copies under this crate's proto/ (scripts/sync-protos keeps them
+//! equal to the repository's proto/, so the crate builds from its package alone).
 
 use std::{env, path::PathBuf};
 
 fn main() {
-    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../proto");
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("proto");
     let files = [
         "grpc/health/v1/health.proto",
         "grpc/reflection/v1/reflection.proto",

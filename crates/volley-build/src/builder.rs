@@ -24,8 +24,15 @@ impl std::fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
-/// The file the services' descriptors go to, beside the generated code (which includes it).
-pub(crate) const DESCRIPTOR_FILE: &str = "volley_file_descriptor_set.bin";
+/// The file a `compile` call's descriptors go to, beside the generated code (which includes
+/// it): named after the files compiled, so that two calls in one build script (tonic's examples
+/// compile one proto per call) do not overwrite each other's.
+fn descriptor_file(protos: &[PathBuf]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    protos.hash(&mut h);
+    format!("volley_file_descriptor_set_{:016x}.bin", h.finish())
+}
 
 /// Generates servers and clients (both by default) into `OUT_DIR`, like tonic-build's builder.
 #[must_use]
@@ -37,6 +44,7 @@ pub struct Builder {
     type_attributes: Vec<(String, String)>,
     field_attributes: Vec<(String, String)>,
     extern_paths: Vec<(String, String)>,
+    descriptor_set_path: Option<PathBuf>,
 }
 
 /// A [`Builder`] with the defaults: server and client, into `OUT_DIR`.
@@ -48,6 +56,7 @@ pub fn configure() -> Builder {
         type_attributes: Vec::new(),
         field_attributes: Vec::new(),
         extern_paths: Vec::new(),
+        descriptor_set_path: None,
     }
 }
 
@@ -107,6 +116,22 @@ impl Builder {
         self
     }
 
+    /// Also writes the compiled files' `FileDescriptorSet` here (tonic-build's
+    /// `file_descriptor_set_path`; the generated `FILE_DESCRIPTOR_SET` holds it either way).
+    pub fn file_descriptor_set_path(mut self, path: impl AsRef<Path>) -> Self {
+        self.descriptor_set_path = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// [`compile`](Self::compile), under the name tonic-build gives it.
+    pub fn compile_protos(
+        self,
+        protos: &[impl AsRef<Path>],
+        includes: &[impl AsRef<Path>],
+    ) -> Result<(), Error> {
+        self.compile(protos, includes)
+    }
+
     /// Compiles `protos` (paths on disk, each under one of `includes`) and writes the code.
     /// Tells cargo to rerun the build script when any of them changes.
     pub fn compile(
@@ -139,12 +164,13 @@ impl Builder {
         for f in &mut runtime.file {
             f.source_code_info = None;
         }
-        std::fs::write(out_dir.join(DESCRIPTOR_FILE), runtime.encode_to_vec()).map_err(|e| {
-            Error(format!(
-                "cannot write {}: {e}",
-                out_dir.join(DESCRIPTOR_FILE).display()
-            ))
-        })?;
+        let descriptor_file = descriptor_file(&protos);
+        let mut targets = vec![out_dir.join(&descriptor_file)];
+        targets.extend(self.descriptor_set_path.clone());
+        for path in targets {
+            std::fs::write(&path, runtime.encode_to_vec())
+                .map_err(|e| Error(format!("cannot write {}: {e}", path.display())))?;
+        }
 
         let mut config = prost_build::Config::new();
         config.out_dir(&out_dir);
@@ -160,6 +186,7 @@ impl Builder {
         config.service_generator(Box::new(Generator {
             server: self.server,
             client: self.client,
+            descriptor_file,
         }));
         config
             .compile_fds(fds)
@@ -171,6 +198,7 @@ impl Builder {
 struct Generator {
     server: bool,
     client: bool,
+    descriptor_file: String,
 }
 
 impl ServiceGenerator for Generator {
@@ -188,7 +216,8 @@ impl ServiceGenerator for Generator {
             "/// The encoded `FileDescriptorSet` of the compiled files (and their imports): \
              the descriptors `{package}`'s generated servers register for reflection, \
              Connect/JSON and REST.\n\
-             pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(\"{DESCRIPTOR_FILE}\");\n"
+             pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(\"{}\");\n",
+            self.descriptor_file
         ));
     }
 }

@@ -32,19 +32,29 @@ pub(crate) fn generate(service: &Service, buf: &mut String) {
         "/// Typed calls to `{full}`: each method takes the request message (or a `Request` \
          holding it, to add metadata, a timeout or compression) and returns the reply, or the \
          call's `Status`.\n\
-         #[derive(Clone, Debug)]\n\
-         pub struct {client} {{ inner: Grpc }}\n\
-         impl {client} {{\n\
-             /// Dials `target` (`host:port`, `http://host:port`, `unix:/path`) in plaintext on one \
-             shared connection. For TLS or another connection strategy, build a \
+         ///\n\
+         /// The type parameter is tonic's shape (`{client}<Channel>` in signatures ported from \
+         tonic); a client always calls over a `volley_client::Channel`.\n\
+         pub struct {client}<T = Channel> {{ inner: Grpc, _transport: std::marker::PhantomData<fn() -> T> }}\n\
+         impl<T> Clone for {client}<T> {{\n\
+             fn clone(&self) -> Self {{ {client} {{ inner: self.inner.clone(), _transport: std::marker::PhantomData }} }}\n\
+         }}\n\
+         impl<T> std::fmt::Debug for {client}<T> {{\n\
+             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {{ f.debug_struct(\"{client}\").field(\"inner\", &self.inner).finish() }}\n\
+         }}\n\
+         impl {client}<Channel> {{\n\
+             /// Dials `dst` on one shared connection, as tonic's generated `connect` does: \
+             `\"http://host:port\"` (or without `http://`), a `String`, an `http::Uri`, \
+             `https://...` (TLS with the system's roots), `unix:/path`, or a \
+             `volley_client::Endpoint`. For another connection strategy, build a \
              `volley_client::Channel` and use [`{client}::new`].\n\
-             pub async fn connect(target: &str) -> Result<Self, DialError> {{\n\
-                 Grpc::connect(target).await.map(Self::from_grpc)\n\
+             pub async fn connect<D>(dst: D) -> Result<Self, DialError> where D: TryInto<Endpoint>, D::Error: Into<DialError> {{\n\
+                 Grpc::connect(dst).await.map(Self::from_grpc)\n\
              }}\n\
              /// Calls over `channel` (any strategy: per-request, single, pool, expanding).\n\
              pub fn new(channel: Channel) -> Self {{ Self::from_grpc(Grpc::new(channel)) }}\n\
              /// Calls through a configured [`Grpc`].\n\
-             pub fn from_grpc(inner: Grpc) -> Self {{ {client} {{ inner }} }}\n\
+             pub fn from_grpc(inner: Grpc) -> Self {{ {client} {{ inner, _transport: std::marker::PhantomData }} }}\n\
              /// Compresses request messages with gzip unless a call says otherwise.\n\
              #[must_use]\n\
              pub fn send_compressed(mut self, on: bool) -> Self {{\n\

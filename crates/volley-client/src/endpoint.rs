@@ -28,6 +28,14 @@ pub enum EndpointError {
         /// rustls's words.
         problem: String,
     },
+    /// An `https://` target's TLS config could not be made.
+    #[error("cannot set up TLS for {target:?}: {problem}")]
+    Tls {
+        /// The target.
+        target: String,
+        /// What failed.
+        problem: String,
+    },
     /// `--cname` is not a valid TLS server name.
     #[error("invalid --cname {name:?}: {problem}")]
     Cname {
@@ -169,6 +177,39 @@ impl Endpoint {
         self
     }
 
+    /// The endpoint a URI or target names, as tonic's `Endpoint` takes them: `http://host:port`
+    /// (h2c), `https://host:port` (TLS with the system's roots; port 443 when none is given), or
+    /// any form [`Target::parse`] takes (`host:port`, `dns:///`, `ipv4:`, `unix:`).
+    pub fn from_target_str(s: &str) -> Result<Endpoint, EndpointError> {
+        let with_port = |rest: &str, port: u16| {
+            let host_part = rest.split('/').next().unwrap_or(rest);
+            let has_port = host_part
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.ends_with(':') && p.parse::<u16>().is_ok())
+                && !(host_part.starts_with('[') && host_part.ends_with(']'));
+            if has_port {
+                host_part.to_owned()
+            } else {
+                format!("{host_part}:{port}")
+            }
+        };
+        if let Some(rest) = s.strip_prefix("https://") {
+            let ep = Endpoint::new(Target::parse(&with_port(rest, 443))?)?;
+            let cfg =
+                crate::tls::client_config(&crate::tls::TlsOptions::default()).map_err(|e| {
+                    EndpointError::Tls {
+                        target: s.to_owned(),
+                        problem: e.to_string(),
+                    }
+                })?;
+            return Ok(ep.tls(cfg));
+        }
+        if let Some(rest) = s.strip_prefix("http://") {
+            return Endpoint::new(Target::parse(&with_port(rest, 80))?);
+        }
+        Endpoint::new(Target::parse(s)?)
+    }
+
     /// Checks the certificate against `name` instead of the host.
     pub fn server_name(mut self, name: &str) -> Result<Self, EndpointError> {
         self.server_name =
@@ -180,9 +221,60 @@ impl Endpoint {
     }
 }
 
+impl TryFrom<&str> for Endpoint {
+    type Error = EndpointError;
+    fn try_from(s: &str) -> Result<Endpoint, EndpointError> {
+        Endpoint::from_target_str(s)
+    }
+}
+
+impl TryFrom<String> for Endpoint {
+    type Error = EndpointError;
+    fn try_from(s: String) -> Result<Endpoint, EndpointError> {
+        Endpoint::from_target_str(&s)
+    }
+}
+
+impl TryFrom<&String> for Endpoint {
+    type Error = EndpointError;
+    fn try_from(s: &String) -> Result<Endpoint, EndpointError> {
+        Endpoint::from_target_str(s)
+    }
+}
+
+impl TryFrom<http::Uri> for Endpoint {
+    type Error = EndpointError;
+    fn try_from(uri: http::Uri) -> Result<Endpoint, EndpointError> {
+        Endpoint::from_target_str(&uri.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uris_as_tonic_takes_them() {
+        let ep = Endpoint::try_from("http://[::1]:50051").unwrap();
+        assert_eq!(ep.target, Target::Tcp("[::1]:50051".into()));
+        assert!(ep.tls.is_none());
+        let ep = Endpoint::try_from(format!("http://{}", "127.0.0.1:9")).unwrap();
+        assert_eq!(ep.authority, "127.0.0.1:9");
+        let ep = Endpoint::try_from("http://localhost").unwrap();
+        assert_eq!(ep.target, Target::Tcp("localhost:80".into()));
+        let ep = Endpoint::try_from("https://example.com").unwrap();
+        assert_eq!(ep.target, Target::Tcp("example.com:443".into()));
+        assert!(ep.tls.is_some());
+        let uri: http::Uri = "http://127.0.0.1:7/".parse().unwrap();
+        assert_eq!(
+            Endpoint::try_from(uri).unwrap().target,
+            Target::Tcp("127.0.0.1:7".into())
+        );
+        assert_eq!(
+            Endpoint::try_from("127.0.0.1:8").unwrap().target,
+            Target::Tcp("127.0.0.1:8".into())
+        );
+    }
 
     #[test]
     fn targets() {

@@ -297,6 +297,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Builds the server and serves it on `addr` for as long as the process runs, as tonic's
+    /// `Server::builder().add_service(..).serve(addr)` does (the listener bound with
+    /// `SO_REUSEADDR` and a backlog of 4096). To stop it, see
+    /// [`serve_with_shutdown`](Self::serve_with_shutdown); to bind yourself, [`Server::serve`].
+    pub async fn serve(self, addr: std::net::SocketAddr) -> Result<(), ServeError> {
+        self.serve_with_shutdown(addr, std::future::pending()).await
+    }
+
+    /// As [`serve`](Self::serve), until `signal` resolves; then calls in flight finish (within
+    /// the grace period) and it returns.
+    pub async fn serve_with_shutdown(
+        self,
+        addr: std::net::SocketAddr,
+        signal: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ServeError> {
+        let server = self.build()?;
+        let listener = crate::listen::tcp_listener(addr)?;
+        listener.set_nonblocking(true)?;
+        server
+            .serve(tokio::net::TcpListener::from_std(listener)?, signal)
+            .await
+    }
+
     /// Builds the server; fails only when a descriptor set is invalid.
     pub fn build(mut self) -> Result<Server, ServeError> {
         if let Some(limit) = self.in_flight.take() {

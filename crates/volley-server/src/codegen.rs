@@ -7,3 +7,18 @@ pub use futures_util::{Stream, StreamExt};
 pub use volley_wire::ReplyItem;
 
 pub use crate::{Reply, Request, Response, Service, Status, Streaming};
+
+/// Includes the code `volley-build` generated for the `.proto` package `$package`, as tonic's
+/// `include_proto!` does: the messages, and the service's server and client modules.
+///
+/// ```ignore
+/// pub mod helloworld {
+///     volley_server::include_proto!("helloworld");
+/// }
+/// ```
+#[macro_export]
+macro_rules! include_proto {
+    ($package:tt) => {
+        include!(concat!(env!("OUT_DIR"), concat!("/", $package, ".rs")));
+    };
+}

@@ -29,6 +29,8 @@
 //! - [`listen`], [`fds`]: what a server binary does before `serve`: bind TCP or Unix sockets
 //!   with a deep backlog, and raise the open-file limit as Go's runtime does.
 //! - [`codegen`]: what the services `volley-build` generates use.
+//! - `tower`: the routes as a `tower::Service` ([`Router`], from [`Server::router`]), for axum
+//!   and hyper servers.
 //!
 //! The wire vocabulary (status codes, framing, compression, `grpc-timeout`) is `volley-wire`'s,
 //! shared with the client and the load generator; its [`Status`], [`Code`], [`IntoFrame`] and
@@ -54,9 +56,10 @@ pub mod reflection;
 mod route;
 mod server;
 pub mod tls;
+mod tower;
 pub mod transcode;
 
-pub use body::Streaming;
+pub use body::{ResponseBody, Streaming};
 pub use builder::ServerBuilder;
 pub use call::ConnectGetQuery;
 pub use error::ServeError;
@@ -64,6 +67,7 @@ pub use handler::{
     DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Service, ServiceBuilder,
 };
 pub use server::{ConnectionCounts, Server};
+pub use tower::Router;
 /// Generated health and reflection types (from `volley-proto`).
 pub use volley_proto::pb;
 pub use volley_wire::{ALL_CODES, Code, IntoFrame, Reply, Status};

@@ -3,5 +3,5 @@
 /// Package `helloworld`: `HelloRequest`, `HelloReply`, `greeter_server` and `greeter_client`.
 #[allow(missing_docs)]
 pub mod hello {
-    include!(concat!(env!("OUT_DIR"), "/helloworld.rs"));
+    volley_server::include_proto!("helloworld");
 }

@@ -20,21 +20,100 @@ pub struct Metadata {
     pub per_call: Option<MetadataTemplate>,
 }
 
-/// `-m` with template actions, rendered per call.
+/// `-m` with template actions, rendered per call. A JSON object whose keys are plain and whose
+/// values are strings (ghz's form: `{"request-id":"{{.UUID}}"}`) is compiled once: each value
+/// is its own template, rendered straight into the header value, and the fixed pairs are kept
+/// as they are. Anything else (a templated key, a value that is not a string) is rendered whole
+/// and read as JSON per call.
 pub struct MetadataTemplate {
-    template: Template,
+    form: Form,
     flag: &'static str,
+}
+
+enum Form {
+    /// The object's pairs in order, each fixed or a template of its value.
+    Compiled(Vec<(HeaderName, Entry)>),
+    /// The whole text, rendered then read as JSON.
+    Whole(Template),
+}
+
+enum Entry {
+    Fixed(HeaderValue),
+    Templated(Template),
 }
 
 impl MetadataTemplate {
     /// The pairs of one call, from its data.
     pub fn render(&self, data: &CallData) -> Result<Vec<Pair>, String> {
-        let mut text = String::new();
-        self.template
-            .render(data, &mut text)
-            .map_err(|e| format!("{}: {e}", self.flag))?;
-        pairs(&text, self.flag)
+        match &self.form {
+            Form::Compiled(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for (name, entry) in entries {
+                    let value = match entry {
+                        Entry::Fixed(v) => v.clone(),
+                        Entry::Templated(t) => {
+                            let mut text = String::new();
+                            t.render(data, &mut text)
+                                .map_err(|e| format!("{}: {e}", self.flag))?;
+                            HeaderValue::from_maybe_shared(bytes::Bytes::from(text)).map_err(
+                                |_| {
+                                    format!(
+                                        "{}: invalid value for metadata key {:?}",
+                                        self.flag,
+                                        name.as_str()
+                                    )
+                                },
+                            )?
+                        }
+                    };
+                    out.push((name.clone(), value));
+                }
+                Ok(out)
+            }
+            Form::Whole(t) => {
+                let mut text = String::new();
+                t.render(data, &mut text)
+                    .map_err(|e| format!("{}: {e}", self.flag))?;
+                pairs(&text, self.flag)
+            }
+        }
     }
+}
+
+/// ghz's form compiled: a JSON object with plain keys and string values (or lists of strings);
+/// `None` for any other form.
+fn compile(text: &str, flag: &'static str) -> Result<Option<Form>, String> {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
+        return Ok(None);
+    };
+    let mut entries = Vec::new();
+    for (k, v) in map {
+        if volley_proto::template::looks_templated(&k) {
+            return Ok(None);
+        }
+        let name = HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes())
+            .map_err(|_| format!("{flag}: invalid metadata key {k:?}"))?;
+        let values: Vec<String> = match v {
+            Value::String(s) => vec![s],
+            Value::Array(a) if a.iter().all(Value::is_string) => a
+                .into_iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect(),
+            _ => return Ok(None),
+        };
+        for s in values {
+            let entry = if volley_proto::template::looks_templated(&s) {
+                Entry::Templated(Template::parse(&s).map_err(|e| format!("{flag}: {e}"))?)
+            } else {
+                Entry::Fixed(
+                    HeaderValue::from_str(&s)
+                        .map_err(|_| format!("{flag}: invalid value for metadata key {k:?}"))?,
+                )
+            };
+            entries.push((name.clone(), entry));
+        }
+    }
+    Ok(Some(Form::Compiled(entries)))
 }
 
 /// Reads `text` (`-m`, `--reflect-metadata` or a scenario's `metadata:`) named `flag` in
@@ -54,8 +133,11 @@ pub fn parse(
             per_call: None,
         });
     }
-    let template = Template::parse(text).map_err(|e| format!("{flag}: {e}"))?;
-    let t = MetadataTemplate { template, flag };
+    let form = match compile(text, flag)? {
+        Some(f) => f,
+        None => Form::Whole(Template::parse(text).map_err(|e| format!("{flag}: {e}"))?),
+    };
+    let t = MetadataTemplate { form, flag };
     t.render(sample)?;
     Ok(Metadata {
         fixed: Vec::new(),
@@ -155,6 +237,34 @@ mod tests {
         assert_eq!(get(&one, "n"), "7");
         let two = t.render(&data(8, "u8")).unwrap();
         assert_eq!(get(&two, "request-id"), "u8");
+    }
+
+    #[test]
+    fn ghz_form_compiles_and_other_forms_render_whole() {
+        let m = parse(
+            Some(r#"{"a":"{{.RequestNumber}}","b":"fixed","c":["{{.UUID}}","x"]}"#),
+            &data(0, "u"),
+            "-m",
+        )
+        .unwrap();
+        let t = m.per_call.unwrap();
+        assert!(matches!(t.form, Form::Compiled(_)));
+        let got: Vec<(String, String)> = t
+            .render(&data(3, "u3"))
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        let want = [("a", "3"), ("b", "fixed"), ("c", "u3"), ("c", "x")];
+        assert_eq!(
+            got,
+            want.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec()
+        );
+        // A templated key: rendered whole, then read as JSON.
+        let m = parse(Some(r#"{"k{{.RequestNumber}}":"v"}"#), &data(0, ""), "-m").unwrap();
+        let t = m.per_call.unwrap();
+        assert!(matches!(t.form, Form::Whole(_)));
+        assert_eq!(t.render(&data(5, "")).unwrap()[0].0, "k5");
     }
 
     #[test]

@@ -38,9 +38,7 @@ use self::{
     intercept::{Chain, Observed},
     message::Parts,
 };
-use crate::{
-    Channel, Endpoint, EndpointError, Strategy, attempt::set_grpc_headers, endpoint::Target,
-};
+use crate::{Channel, Endpoint, EndpointError, Strategy, attempt::set_grpc_headers};
 
 /// Why [`Grpc::connect`] could not reach its target.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +49,12 @@ pub enum DialError {
     /// The first connection could not be opened.
     #[error("{}", .0.message())]
     Dial(Status),
+}
+
+impl From<std::convert::Infallible> for DialError {
+    fn from(never: std::convert::Infallible) -> DialError {
+        match never {}
+    }
 }
 
 /// The typed-call core that generated clients wrap; cheap to clone (the channel is shared).
@@ -112,12 +116,16 @@ impl Grpc {
         self
     }
 
-    /// Dials `target` (`host:port`, `http://host:port`, `dns:///host:port`, `unix:/path`) in
-    /// plaintext on one shared connection, as tonic's generated `connect` does; for TLS or another
-    /// strategy build a [`Channel`] and use [`Grpc::new`].
-    pub async fn connect(target: &str) -> Result<Grpc, DialError> {
-        let target = target.strip_prefix("http://").unwrap_or(target);
-        let ep = Endpoint::new(Target::parse(target)?)?;
+    /// Dials `dst` on one shared connection, as tonic's generated `connect` does: anything an
+    /// [`Endpoint`] is made from (`"http://host:port"`, a `String`, an `http::Uri`, `host:port`,
+    /// `dns:///host:port`, `unix:/path`, `https://...` for TLS with the system's roots) or an
+    /// `Endpoint` itself. For another strategy build a [`Channel`] and use [`Grpc::new`].
+    pub async fn connect<D>(dst: D) -> Result<Grpc, DialError>
+    where
+        D: TryInto<Endpoint>,
+        D::Error: Into<DialError>,
+    {
+        let ep = dst.try_into().map_err(Into::into)?;
         let channel = Channel::new(ep, Strategy::Single);
         channel.warm().await.map_err(DialError::Dial)?;
         Ok(Grpc::new(channel))

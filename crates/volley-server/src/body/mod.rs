@@ -7,9 +7,10 @@ mod response;
 mod streaming;
 
 pub(crate) use envelope::{EnvelopeBody, Mode, connect_end};
-pub(crate) use request::{RequestBody, discard, read_limited};
+pub(crate) use request::{BoxError, RequestBody, discard, read_limited};
+pub use response::ResponseBody;
 pub(crate) use response::{
-    FrameStream, HttpResponse, ResponseBody, outgoing_frame, plain, status_trailers, trailers_only,
+    FrameStream, HttpResponse, outgoing_frame, plain, status_trailers, trailers_only,
 };
 pub(crate) use streaming::RawStreaming;
 pub use streaming::Streaming;

@@ -6,8 +6,8 @@
 //! bounded in bytes and time, so the answer arrives. HTTP/2 needs none of this: the stream is
 //! reset and the connection lives on.
 //!
-//! Bodies come from hyper (HTTP/1.1, and HTTP/2 over TLS without ALPN) or straight from h2
-//! (`conn::h2`).
+//! Bodies come from hyper (HTTP/1.1), straight from h2 (`conn::h2`), or, when volley's router is
+//! a `tower::Service` in someone else's server (axum, a hyper loop), from any `http_body::Body`.
 
 use std::{
     pin::Pin,
@@ -58,7 +58,12 @@ pub(crate) struct RequestBody {
 enum Inner {
     Hyper(Incoming),
     H2(h2::RecvStream),
+    /// Any body (the `tower::Service` path): boxed once per call.
+    Other(http_body_util::combinators::UnsyncBoxBody<Bytes, BoxError>),
 }
+
+/// A body error of another server's body type.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A request body that failed (the client reset the stream, or the connection broke).
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +72,8 @@ pub(crate) enum BodyError {
     Hyper(#[from] hyper::Error),
     #[error(transparent)]
     H2(#[from] h2::Error),
+    #[error("{0}")]
+    Other(BoxError),
 }
 
 impl RequestBody {
@@ -86,6 +93,24 @@ impl RequestBody {
         }
     }
 
+    /// Wraps any other server's body (volley's router as a `tower::Service`).
+    pub(crate) fn other<B>(body: B) -> Self
+    where
+        B: Body + Send + 'static,
+        B::Data: Into<Bytes>,
+        B::Error: Into<BoxError>,
+    {
+        use http_body_util::BodyExt;
+        let boxed = body
+            .map_frame(|f| f.map_data(Into::into))
+            .map_err(Into::into)
+            .boxed_unsync();
+        RequestBody {
+            inner: Some(Inner::Other(boxed)),
+            drain: false,
+        }
+    }
+
     /// Wraps an HTTP/2 stream's body from h2.
     pub(crate) fn h2(inner: h2::RecvStream) -> Self {
         RequestBody {
@@ -102,6 +127,7 @@ impl Inner {
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         match self {
             Inner::Hyper(b) => Pin::new(b).poll_frame(cx).map_err(BodyError::from),
+            Inner::Other(b) => Pin::new(b).poll_frame(cx).map_err(BodyError::Other),
             Inner::H2(b) => {
                 // Like hyper: the window is given back as soon as data is handed over, so
                 // flow control bounds what is buffered unread, not what a handler keeps.
@@ -123,12 +149,14 @@ impl Inner {
         match self {
             Inner::Hyper(b) => b.is_end_stream(),
             Inner::H2(b) => b.is_end_stream(),
+            Inner::Other(b) => b.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
             Inner::Hyper(b) => b.size_hint(),
+            Inner::Other(b) => b.size_hint(),
             // h2 checks content-length against the data itself; no hint is needed here.
             Inner::H2(b) if b.is_end_stream() => SizeHint::with_exact(0),
             Inner::H2(_) => SizeHint::default(),

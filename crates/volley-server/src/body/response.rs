@@ -23,10 +23,18 @@ use volley_wire::{
 /// Encoded, uncompressed frames of a response stream.
 pub(crate) type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Status>> + Send + 'static>>;
 
-/// A gRPC response body. Unary replies are two frames (data, trailers) with no further state;
-/// streams are polled with the call's deadline and end with the status in the trailers. A call
-/// with interceptors carries their [`EndGuard`] here, which sees every frame go out.
-pub(crate) struct ResponseBody(Kind, Option<EndGuard>);
+/// The body of volley's answers (an `http_body::Body` of `Bytes`, never failing): a gRPC reply's
+/// frames and its status trailers, a gRPC-Web or Connect envelope, or a plain HTTP answer. Unary
+/// replies are two frames (data, trailers) with no further state; streams are polled with the
+/// call's deadline and end with the status in the trailers. A call with interceptors carries
+/// their `EndGuard` here, which sees every frame go out.
+pub struct ResponseBody(Kind, Option<EndGuard>);
+
+impl std::fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseBody").finish_non_exhaustive()
+    }
+}
 
 enum Kind {
     /// Trailers-only responses: the status travelled in the headers.

@@ -67,6 +67,11 @@ pub(crate) struct ConnContext {
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 impl ConnContext {
+    /// What the calls share (the `tower::Service` path serves them without a connection).
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
     pub(crate) fn new(shared: Arc<Shared>, s: ConnSettings) -> ConnContext {
         let mut http1 = http1::Builder::new();
         http1.timer(TokioTimer::new());

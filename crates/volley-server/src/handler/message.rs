@@ -78,6 +78,11 @@ impl<T> Request<T> {
         &self.info
     }
 
+    /// The peer's address (`None` over a Unix socket), as tonic's `Request::remote_addr`.
+    pub fn remote_addr(&self) -> Option<std::net::SocketAddr> {
+        self.info.peer_addr()
+    }
+
     /// The instant the call's deadline (`grpc-timeout`) expires, if the client set one.
     pub fn deadline(&self) -> Option<Instant> {
         self.info.deadline()

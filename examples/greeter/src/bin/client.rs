@@ -11,7 +11,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let target = args.next().unwrap_or("127.0.0.1:50051".into());
     let name = args.next().unwrap_or("volley".into());
-    let client = GreeterClient::connect(&target).await?;
+    // tonic's shape: an `http://` URI as a String (a bare `host:port` works too).
+    let client = GreeterClient::connect(format!("http://{target}")).await?;
 
     let mut request = Request::new(HelloRequest { name });
     request.set_timeout(Duration::from_secs(5));
