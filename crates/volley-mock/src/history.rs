@@ -28,14 +28,31 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// What the call holds in memory, for the byte budget: a decoded message costs far more than
+    /// its encoding (each field a boxed value in a map, each nested message its own), so the
+    /// estimate counts fields, not encoded bytes. Measured against the mock's RSS under load
+    /// (BENCHMARKS.md, "The mock"): the encoded length alone undercounted about ninefold, and
+    /// a 64 MiB history grew the process past 600 MiB.
     fn size(&self) -> usize {
+        fn message(m: &DynamicMessage) -> usize {
+            let fields: usize = m
+                .fields()
+                .map(|(_, v)| match v {
+                    prost_reflect::Value::Message(inner) => 96 + message(inner),
+                    prost_reflect::Value::List(l) => 96 + 64 * l.len(),
+                    prost_reflect::Value::Map(m) => 96 + 128 * m.len(),
+                    _ => 96,
+                })
+                .sum();
+            std::mem::size_of::<DynamicMessage>() + 64 + fields + 2 * m.encoded_len()
+        }
         let m: usize = self
             .requests
             .iter()
             .chain(&self.responses)
-            .map(|m| m.encoded_len())
+            .map(message)
             .sum();
-        m + self.service.len() + self.method.len() + self.error.len() + 128
+        m + self.service.len() + self.method.len() + self.session.len() + self.error.len() + 512
     }
 
     /// As GripMock's `GET /api/history` shows it.
@@ -149,7 +166,8 @@ mod tests {
 
     #[test]
     fn oldest_dropped_past_the_budget() {
-        let h = History::new(true, 300);
+        // Each empty call is estimated at a little over 512 bytes: two fit in 1,100, three do not.
+        let h = History::new(true, 1100);
         for m in ["A", "B", "C"] {
             h.record(call(m));
         }
