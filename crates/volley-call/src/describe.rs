@@ -58,10 +58,10 @@ impl Symbol {
                 return Some(Symbol::Oneof(o));
             }
         }
-        if let Some(e) = pool.get_enum_by_name(parent) {
-            if let Some(v) = e.get_value_by_name(last) {
-                return Some(Symbol::EnumValue(v));
-            }
+        if let Some(e) = pool.get_enum_by_name(parent)
+            && let Some(v) = e.get_value_by_name(last)
+        {
+            return Some(Symbol::EnumValue(v));
         }
         // Enum values live in their enum's parent scope.
         pool.all_enums()

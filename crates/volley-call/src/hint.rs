@@ -146,10 +146,10 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
                     } else {
                         Some(m)
                     };
-                    if let Some(inner) = inner {
-                        if let Some(h) = items.iter().find_map(|n| unknown_field(&inner, n)) {
-                            return Some(h);
-                        }
+                    if let Some(inner) = inner
+                        && let Some(h) = items.iter().find_map(|n| unknown_field(&inner, n))
+                    {
+                        return Some(h);
                     }
                 }
             }

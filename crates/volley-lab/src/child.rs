@@ -31,11 +31,11 @@ impl Child {
             let mut tx = Some(tx);
             let mut last = String::new();
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    if let Some(tx) = tx.take() {
-                        let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
-                        let _ = tx.send(Ok(addr));
-                    }
+                if let Some(rest) = line.split("listening on ").nth(1)
+                    && let Some(tx) = tx.take()
+                {
+                    let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
+                    let _ = tx.send(Ok(addr));
                 }
                 last = line;
             }

@@ -162,12 +162,12 @@ impl FrameDecoder {
     /// The next complete message payload, `Ok(None)` when more bytes are needed.
     pub fn next_message(&mut self) -> Result<Option<Bytes>, Status> {
         if self.partial.is_empty() {
-            if let Some((flag, len)) = self.header(&self.current)? {
-                if self.current.len() >= HEADER_LEN + len {
-                    self.current.advance(HEADER_LEN);
-                    let payload = self.current.split_to(len);
-                    return self.finish(flag, payload).map(Some);
-                }
+            if let Some((flag, len)) = self.header(&self.current)?
+                && self.current.len() >= HEADER_LEN + len
+            {
+                self.current.advance(HEADER_LEN);
+                let payload = self.current.split_to(len);
+                return self.finish(flag, payload).map(Some);
             }
             if self.current.is_empty() {
                 return Ok(None);

@@ -249,10 +249,10 @@ impl Status {
                 headers.insert(GRPC_MESSAGE, v);
             }
         }
-        if let Some(d) = &self.0.details {
-            if let Ok(v) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(d)) {
-                headers.insert(GRPC_STATUS_DETAILS, v);
-            }
+        if let Some(d) = &self.0.details
+            && let Ok(v) = HeaderValue::from_str(&STANDARD_NO_PAD.encode(d))
+        {
+            headers.insert(GRPC_STATUS_DETAILS, v);
         }
     }
 
@@ -271,10 +271,10 @@ impl Status {
             STANDARD_NO_PAD.decode(v).ok().map(Bytes::from)
         });
         // A failure keeps the server's retry pushback, which a retrying client reads (gRFC A6).
-        if code != Code::Ok {
-            if let Some(v) = headers.get(GRPC_RETRY_PUSHBACK_MS) {
-                status.0.metadata.insert(GRPC_RETRY_PUSHBACK_MS, v.clone());
-            }
+        if code != Code::Ok
+            && let Some(v) = headers.get(GRPC_RETRY_PUSHBACK_MS)
+        {
+            status.0.metadata.insert(GRPC_RETRY_PUSHBACK_MS, v.clone());
         }
         Some(status)
     }

@@ -184,7 +184,7 @@ async fn rapid_reset_is_bounded() {
             stream.send_reset(h2::Reason::CANCEL);
             drop(resp);
             sent += 1;
-            if sent % 64 == 0 {
+            if sent.is_multiple_of(64) {
                 tokio::task::yield_now().await;
             }
         }

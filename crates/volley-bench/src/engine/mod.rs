@@ -299,22 +299,23 @@ fn watch_until_done(
     let mut end_reason = EndReason::Normal;
     let mut aborted = None;
     while !handles.iter().all(|h| h.is_finished()) {
-        if let Some(why) = watch.as_mut().and_then(|w| w.poll(&shared.slots, false)) {
-            if aborted.is_none() {
-                aborted = Some(why);
-                end_reason = EndReason::Cancel;
-                shared.stop();
-            }
+        if let Some(why) = watch.as_mut().and_then(|w| w.poll(&shared.slots, false))
+            && aborted.is_none()
+        {
+            aborted = Some(why);
+            end_reason = EndReason::Cancel;
+            shared.stop();
         }
         if control.cancelled.load(Ordering::SeqCst) && !shared.stopped() {
             end_reason = EndReason::Cancel;
             shared.stop();
         }
-        if let Some(d) = deadline {
-            if Instant::now() >= d && !shared.stopped() {
-                end_reason = EndReason::Timeout;
-                shared.stop();
-            }
+        if let Some(d) = deadline
+            && Instant::now() >= d
+            && !shared.stopped()
+        {
+            end_reason = EndReason::Timeout;
+            shared.stop();
         }
         std::thread::sleep(Duration::from_millis(2));
     }

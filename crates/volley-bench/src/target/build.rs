@@ -84,14 +84,14 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
         ..CallData::default()
     };
     let payload = payload(plan, desc, &base)?;
-    if let Payload::Static(frames) = &payload {
-        if let Some(f) = frames.iter().find(|f| f.len() - 5 > plan.max_send) {
-            fail!(
-                "--max-send-message-size: the request message is {} bytes, over the limit of {}",
-                f.len() - 5,
-                plan.max_send
-            );
-        }
+    if let Payload::Static(frames) = &payload
+        && let Some(f) = frames.iter().find(|f| f.len() - 5 > plan.max_send)
+    {
+        fail!(
+            "--max-send-message-size: the request message is {} bytes, over the limit of {}",
+            f.len() - 5,
+            plan.max_send
+        );
     }
     // -H is grpcurl's metadata flag: on a gRPC target its lines are sent as metadata, before
     // -m's pairs.

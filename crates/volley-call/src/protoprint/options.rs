@@ -40,13 +40,14 @@ pub(crate) fn field_options(fd: &FieldDescriptor) -> Vec<Opt> {
             value,
         });
     }
-    if let Some(j) = &proto.json_name {
-        if !j.is_empty() && *j != protoc_json_name(fd.name()) {
-            out.push(Opt {
-                name: "json_name".into(),
-                value: quoted_string(j),
-            });
-        }
+    if let Some(j) = &proto.json_name
+        && !j.is_empty()
+        && *j != protoc_json_name(fd.name())
+    {
+        out.push(Opt {
+            name: "json_name".into(),
+            value: quoted_string(j),
+        });
     }
     sort(&mut out);
     out
@@ -65,10 +66,10 @@ fn push_values(out: &mut Vec<Opt>, name: String, kind: &Kind, v: &Value) {
     };
     for v in values {
         // An enum number the enum does not name is skipped, as protoprint skips it.
-        if let (Kind::Enum(e), Value::EnumNumber(n)) = (kind, v) {
-            if e.get_value(*n).is_none() {
-                continue;
-            }
+        if let (Kind::Enum(e), Value::EnumNumber(n)) = (kind, v)
+            && e.get_value(*n).is_none()
+        {
+            continue;
         }
         let mut value = String::new();
         literal(&mut value, kind, v);

@@ -135,10 +135,9 @@ impl Inner {
         });
         if let (Strategy::Expanding { max }, Ok(rt)) =
             (strategy, tokio::runtime::Handle::try_current())
+            && max > 1
         {
-            if max > 1 {
-                rt.spawn(close_idle(Arc::downgrade(&inner), idle));
-            }
+            rt.spawn(close_idle(Arc::downgrade(&inner), idle));
         }
         inner
     }

@@ -160,12 +160,11 @@ impl<T: Message + Default> Stream for Streaming<T> {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            if matches!(this.state, State::Body | State::Trailers) {
-                if let Some(d) = this.held.deadline.as_mut() {
-                    if d.as_mut().poll(cx).is_ready() {
-                        return this.fail(deadline_exceeded());
-                    }
-                }
+            if matches!(this.state, State::Body | State::Trailers)
+                && let Some(d) = this.held.deadline.as_mut()
+                && d.as_mut().poll(cx).is_ready()
+            {
+                return this.fail(deadline_exceeded());
             }
             match std::mem::replace(&mut this.state, State::Done) {
                 State::Done => return Poll::Ready(None),

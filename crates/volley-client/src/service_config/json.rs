@@ -61,11 +61,11 @@ fn canonical_keys(v: &mut serde_json::Value) {
                 let canonical = FIELDS
                     .iter()
                     .find(|f| f.eq_ignore_ascii_case(&k) && **f != k);
-                if let Some(f) = canonical {
-                    if !map.contains_key(*f) {
-                        let value = map.remove(&k).expect("the key is in the map");
-                        map.insert((*f).to_owned(), value);
-                    }
+                if let Some(f) = canonical
+                    && !map.contains_key(*f)
+                {
+                    let value = map.remove(&k).expect("the key is in the map");
+                    map.insert((*f).to_owned(), value);
                 }
             }
             for (k, child) in map.iter_mut() {

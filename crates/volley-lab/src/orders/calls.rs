@@ -37,7 +37,7 @@ fn order(i: u64) -> (Order, SystemTime, Instant) {
         instrument_id: i as i64,
         price: 100 + (i % 1000) as i64,
         quantity: 1,
-        side: i % 2 == 0,
+        side: i.is_multiple_of(2),
         request_time: Some(Timestamp::from(wall)),
     };
     (o, wall, Instant::now())

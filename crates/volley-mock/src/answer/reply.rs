@@ -238,10 +238,10 @@ pub(crate) fn effects(stubs: &Stubs, stub: &Stub, ctx: Option<&Ctx>) {
             }
         }
     }
-    if !upserts.is_empty() {
-        if let Err(e) = stubs.upsert(&upserts, Origin::Rest, stub.session.as_deref()) {
-            tracing::warn!("{}: effect upsert refused: {e}", stub.source);
-        }
+    if !upserts.is_empty()
+        && let Err(e) = stubs.upsert(&upserts, Origin::Rest, stub.session.as_deref())
+    {
+        tracing::warn!("{}: effect upsert refused: {e}", stub.source);
     }
     if !deletes.is_empty() {
         stubs.delete(&deletes);

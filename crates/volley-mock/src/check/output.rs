@@ -218,10 +218,10 @@ pub(crate) fn details(
                 .filter(|(k, _)| *k != "type" && *k != "@type")
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            if let (1, Some(Value::Object(inner))) = (fields.len(), fields.get("value")) {
-                if desc.get_field_by_name("value").is_none() {
-                    fields = inner.clone();
-                }
+            if let (1, Some(Value::Object(inner))) = (fields.len(), fields.get("value"))
+                && desc.get_field_by_name("value").is_none()
+            {
+                fields = inner.clone();
             }
             let msg = message(&desc, &Value::Object(fields))
                 .map_err(|e| format!("output.details[{i}]: {e}"))?;

@@ -249,12 +249,12 @@ impl StreamState {
         if self.trailers.is_none() {
             return Poll::Ready(None);
         }
-        if let Some(d) = &mut self.deadline {
-            if d.as_mut().poll(cx).is_ready() {
-                return self.finish(Some(&Status::deadline_exceeded(
-                    "context deadline exceeded",
-                )));
-            }
+        if let Some(d) = &mut self.deadline
+            && d.as_mut().poll(cx).is_ready()
+        {
+            return self.finish(Some(&Status::deadline_exceeded(
+                "context deadline exceeded",
+            )));
         }
         match self.frames.as_mut().poll_next(cx) {
             Poll::Pending => Poll::Pending,

@@ -129,13 +129,13 @@ impl RawStreaming {
                 Err(e) => return self.fail(e),
             }
             if self.done {
-                if let Some(b) = &self.base64 {
-                    if !b.is_empty() {
-                        self.base64 = None;
-                        return self.fail(Status::invalid_argument(
-                            "grpc-web-text: the body ended inside a base64 quantum",
-                        ));
-                    }
+                if let Some(b) = &self.base64
+                    && !b.is_empty()
+                {
+                    self.base64 = None;
+                    return self.fail(Status::invalid_argument(
+                        "grpc-web-text: the body ended inside a base64 quantum",
+                    ));
                 }
                 if self.decoder.is_empty() {
                     return Poll::Ready(None);

@@ -140,12 +140,12 @@ fn choose(
             ));
         }
     }
-    if !grpc && !shared.rest.is_empty() {
-        if let Some((route, vars)) =
+    if !grpc
+        && !shared.rest.is_empty()
+        && let Some((route, vars)) =
             crate::route::rest::find(&shared.rest, req.method(), req.uri().path())
-        {
-            return Ok((Way::Rest { route, vars }, req));
-        }
+    {
+        return Ok((Way::Rest { route, vars }, req));
     }
     match proto {
         Protocol::Framed { env, json } => Ok((Way::Framed { env, json }, req)),

@@ -137,11 +137,11 @@ pub(crate) async fn serve(
         for (field, value) in &vars {
             set_field(&mut obj, &route.input, field, value, false)?;
         }
-        if route.body != "*" {
-            if let Some(q) = parts.uri.query() {
-                for (k, v) in query_pairs(q) {
-                    set_field(&mut obj, &route.input, &k, &v, true)?;
-                }
+        if route.body != "*"
+            && let Some(q) = parts.uri.query()
+        {
+            for (k, v) in query_pairs(q) {
+                set_field(&mut obj, &route.input, &k, &v, true)?;
             }
         }
         json_to_proto(&route.input, Value::Object(obj).to_string().as_bytes())

@@ -204,16 +204,16 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                 }
                 State::Serving(conn) => conn,
             };
-            if let Some(k) = &mut this.keepalive {
-                if let Poll::Ready(e) = k.poll(cx) {
-                    return Poll::Ready(Err(e));
-                }
+            if let Some(k) = &mut this.keepalive
+                && let Poll::Ready(e) = k.poll(cx)
+            {
+                return Poll::Ready(Err(e));
             }
-            if let Some(idle) = &mut this.idle {
-                if idle.poll(cx, &this.calm.activity).is_ready() {
-                    debug!("connection idle for its limit; sending GOAWAY");
-                    conn.graceful_shutdown();
-                }
+            if let Some(idle) = &mut this.idle
+                && idle.poll(cx, &this.calm.activity).is_ready()
+            {
+                debug!("connection idle for its limit; sending GOAWAY");
+                conn.graceful_shutdown();
             }
             loop {
                 match conn.poll_accept(cx) {

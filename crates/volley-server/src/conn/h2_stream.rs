@@ -100,12 +100,10 @@ impl CallStream {
         let (parts, mut body) = resp.into_parts();
         let mut head = http::Response::from_parts(parts, ());
         let end = body.is_end_stream();
-        if !end {
-            if let Some(len) = body.size_hint().exact() {
-                head.headers_mut()
-                    .entry(http::header::CONTENT_LENGTH)
-                    .or_insert_with(|| len.into());
-            }
+        if !end && let Some(len) = body.size_hint().exact() {
+            head.headers_mut()
+                .entry(http::header::CONTENT_LENGTH)
+                .or_insert_with(|| len.into());
         }
         let mut tx = match self.reply.send_response(head, end) {
             Ok(tx) => tx,

@@ -49,11 +49,11 @@ impl Activity {
 
     /// A call ended.
     pub(super) fn ended(&self) {
-        if let Some(o) = &self.idle {
-            if o.calls.fetch_sub(1, Ordering::AcqRel) == 1 {
-                let ms = o.epoch.elapsed().as_millis() as u64;
-                o.idle_since_ms.store(ms, Ordering::Release);
-            }
+        if let Some(o) = &self.idle
+            && o.calls.fetch_sub(1, Ordering::AcqRel) == 1
+        {
+            let ms = o.epoch.elapsed().as_millis() as u64;
+            o.idle_since_ms.store(ms, Ordering::Release);
         }
     }
 

@@ -102,10 +102,10 @@ fn parse_template(t: &str) -> Result<Template, String> {
             None => return Err(format!("expected / after a variable in {t:?}")),
         }
     }
-    if let Some(i) = tpl.segments.iter().position(|s| *s == Segment::DoubleStar) {
-        if i + 1 != tpl.segments.len() {
-            return Err(format!("** must be the last segment in {t:?}"));
-        }
+    if let Some(i) = tpl.segments.iter().position(|s| *s == Segment::DoubleStar)
+        && i + 1 != tpl.segments.len()
+    {
+        return Err(format!("** must be the last segment in {t:?}"));
     }
     Ok(tpl)
 }

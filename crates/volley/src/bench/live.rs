@@ -67,10 +67,10 @@ impl Sinks {
             let tick = match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(t) => t,
                 Err(RecvTimeoutError::Timeout) => {
-                    if let Some(tui) = &mut self.tui {
-                        if tui.quit_asked()? {
-                            control.cancel();
-                        }
+                    if let Some(tui) = &mut self.tui
+                        && tui.quit_asked()?
+                    {
+                        control.cancel();
                     }
                     continue;
                 }

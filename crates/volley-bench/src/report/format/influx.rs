@@ -112,7 +112,7 @@ fn go_duration(ns: u64) -> String {
         return "0s".into();
     }
     let secs = ns as f64 / 1e9;
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         let s = ns / 1_000_000_000;
         let (h, m, s) = (s / 3600, (s % 3600) / 60, s % 60);
         return match (h, m) {

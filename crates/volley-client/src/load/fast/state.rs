@@ -223,7 +223,7 @@ impl Inner {
     }
 
     fn slot(&mut self, id: u32) -> Option<&mut Slot> {
-        if id < self.first_id || id % 2 == 0 {
+        if id < self.first_id || id.is_multiple_of(2) {
             return None;
         }
         self.slots.get_mut(((id - self.first_id) / 2) as usize)
@@ -387,7 +387,7 @@ impl Inner {
 
     /// The server's SETTINGS: taken, acknowledged, and the calls waiting for room woken.
     fn on_settings(&mut self, p: &[u8]) -> Result<(), Status> {
-        if p.len() % 6 != 0 {
+        if !p.len().is_multiple_of(6) {
             return Err(Status::internal("a SETTINGS frame of a bad length"));
         }
         for s in p.chunks(6) {
