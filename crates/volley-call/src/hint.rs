@@ -158,6 +158,101 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
     None
 }
 
+/// Where in `node` a value does not fit its field, which grpcurl's line (`bad input: expecting
+/// number ; instead got true`) leaves out: the field's path in the JSON and its type, as
+/// `-d: items[1].id is a field of type int32; true does not fit it`.
+pub fn misfit(desc: &MessageDescriptor, node: &Node, allow_unknown: bool) -> Option<String> {
+    let (path, ty, value) = misfit_in(desc, node, allow_unknown, "")?;
+    Some(format!(
+        "-d: {path} is a field of type {ty}; {} does not fit it",
+        shown(value)
+    ))
+}
+
+/// The path, the type's name and the value of the first field under `prefix` that refuses its
+/// value; inside messages, lists and maps, the deepest part that refuses.
+fn misfit_in<'a>(
+    desc: &MessageDescriptor,
+    node: &'a Node,
+    allow_unknown: bool,
+    prefix: &str,
+) -> Option<(String, String, &'a Node)> {
+    let Node::Object(kv) = node else {
+        return None;
+    };
+    for (key, value) in kv {
+        let Some(fd) = desc
+            .get_field_by_json_name(key)
+            .or_else(|| desc.get_field_by_name(key))
+        else {
+            continue;
+        };
+        if crate::json_in::field(&fd, value, allow_unknown).is_ok() {
+            continue;
+        }
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        let kind = if fd.is_map() {
+            fd.kind()
+                .as_message()
+                .map(|e| e.map_entry_value_field().kind())
+        } else {
+            Some(fd.kind())
+        };
+        let items: Vec<(String, &Node)> = match value {
+            Node::Array(a) if fd.is_list() => a
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (format!("{path}[{i}]"), n))
+                .collect(),
+            Node::Object(o) if fd.is_map() => o
+                .iter()
+                .map(|(k, n)| (format!("{path}[{}]", crate::args::go_quote(k)), n))
+                .collect(),
+            v => vec![(path.clone(), v)],
+        };
+        if let Some(kind) = kind {
+            for (p, n) in items {
+                if crate::json_in::element(&kind, n, allow_unknown, fd.is_map()).is_ok() {
+                    continue;
+                }
+                if let Kind::Message(m) = &kind
+                    && let Some(deeper) = misfit_in(m, n, allow_unknown, &p)
+                {
+                    return Some(deeper);
+                }
+                return Some((p, type_name(&kind), n));
+            }
+        }
+        return Some((path, type_name(&fd.kind()), value));
+    }
+    None
+}
+
+/// A field type as a .proto file writes it.
+fn type_name(kind: &Kind) -> String {
+    match kind {
+        Kind::Message(m) => m.full_name().to_owned(),
+        Kind::Enum(e) => e.full_name().to_owned(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// A JSON value as the user wrote it, shortened to its kind where it is a whole object or list.
+fn shown(node: &Node) -> String {
+    match node {
+        Node::Object(_) => "an object".into(),
+        Node::Array(_) => "a list".into(),
+        Node::Str(s) => crate::args::go_quote(s),
+        Node::Num(n) => n.clone(),
+        Node::Bool(b) => b.to_string(),
+        Node::Null => "null".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +274,54 @@ mod tests {
             "did you mean name? (a.B has: name, id)"
         );
         assert_eq!(suggest("zzz", &names, "field", "a.B"), "a.B has: name, id");
+    }
+
+    #[test]
+    fn a_misfit_is_named_by_its_path_and_type() {
+        let pool =
+            prost_reflect::DescriptorPool::decode(volley_proto::pb::FILE_DESCRIPTOR_SET).unwrap();
+        let at = |msg: &str, json: &str| {
+            let desc = pool.get_message_by_name(msg).unwrap();
+            let node = crate::go_json::Values::new(json.as_bytes())
+                .next_value()
+                .unwrap()
+                .unwrap();
+            misfit(&desc, &node, false)
+        };
+        assert_eq!(
+            at("grpc.health.v1.HealthCheckRequest", r#"{"service":1}"#).unwrap(),
+            "-d: service is a field of type string; 1 does not fit it"
+        );
+        // Inside a message, and inside a list of messages.
+        assert_eq!(
+            at(
+                "grpc.reflection.v1.ServerReflectionRequest",
+                r#"{"host":"h","fileContainingExtension":{"containingType":"a","extensionNumber":true}}"#
+            )
+            .unwrap(),
+            "-d: fileContainingExtension.extensionNumber is a field of type int32; true does not fit it"
+        );
+        assert_eq!(
+            at(
+                "grpc.reflection.v1.ListServiceResponse",
+                r#"{"service":[{"name":"a"},{"name":1}]}"#
+            )
+            .unwrap(),
+            "-d: service[1].name is a field of type string; 1 does not fit it"
+        );
+        // A message given something that is not an object.
+        assert_eq!(
+            at(
+                "grpc.reflection.v1.ServerReflectionRequest",
+                r#"{"fileContainingExtension":"x"}"#
+            )
+            .unwrap(),
+            "-d: fileContainingExtension is a field of type grpc.reflection.v1.ExtensionRequest; \"x\" does not fit it"
+        );
+        // Data that fits has no misfit.
+        assert_eq!(
+            at("grpc.health.v1.HealthCheckRequest", r#"{"service":"a"}"#),
+            None
+        );
     }
 }

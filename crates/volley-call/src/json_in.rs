@@ -115,7 +115,7 @@ fn singular_value_wkt(fd: &FieldDescriptor, list_too: bool) -> bool {
     }
 }
 
-fn field(fd: &FieldDescriptor, node: &Node, allow_unknown: bool) -> R<Option<Value>> {
+pub(crate) fn field(fd: &FieldDescriptor, node: &Node, allow_unknown: bool) -> R<Option<Value>> {
     if *node == Node::Null && !singular_value_wkt(fd, false) {
         return Ok(None);
     }
@@ -170,7 +170,12 @@ fn field(fd: &FieldDescriptor, node: &Node, allow_unknown: bool) -> R<Option<Val
 }
 
 /// One value of `kind`, with jhump's token expectations.
-fn element(kind: &Kind, node: &Node, allow_unknown: bool, nil_message: bool) -> R<Option<Value>> {
+pub(crate) fn element(
+    kind: &Kind,
+    node: &Node,
+    allow_unknown: bool,
+    nil_message: bool,
+) -> R<Option<Value>> {
     let bad = |expected: &str| {
         format!(
             "bad input: expecting {expected} ; instead got {}",

@@ -854,6 +854,21 @@ fn hints_follow_grpcurls_error_where_it_stops_short() {
         h,
         "-d: did you mean name? (helloworld.HelloRequest has: name)"
     );
+    // A value its field does not take: the field's path and type (grpcurl says only what it
+    // expected); the second of two messages is named as such.
+    let h = hint(&["-plaintext", "-d", r#"{"id":true}"#, &addr, "api.Users/Get"]);
+    assert_eq!(h, "-d: id is a field of type int64; true does not fit it");
+    let h = hint(&[
+        "-plaintext",
+        "-d",
+        r#"{"id":1} {"id":"x"}"#,
+        &addr,
+        "api.Users/Get",
+    ]);
+    assert_eq!(
+        h,
+        "-d (message 2): id is a field of type int64; \"x\" does not fit it"
+    );
     // JSON that breaks: where.
     let h = hint(&[
         "-plaintext",

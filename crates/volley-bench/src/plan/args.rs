@@ -240,8 +240,9 @@ pub struct BenchArgs {
     #[arg(help_heading = "Connections", short = 'e', long = "enable-compression", action = ArgAction::SetTrue)]
     pub enable_compression: bool,
 
-    /// HTTP load: a request header, `Name: value` (repeatable).
-    #[arg(help_heading = "HTTP load", short = 'H', long = "header")]
+    /// A header, `Name: value` (repeatable): on an HTTP target a request header; on a gRPC
+    /// target call metadata, sent before -m's pairs (grpcurl's -H).
+    #[arg(help_heading = "Data", short = 'H', long = "header")]
     pub header: Vec<String>,
     /// HTTP load: the request method [default: GET, or POST with -d].
     #[arg(help_heading = "HTTP load", long)]
