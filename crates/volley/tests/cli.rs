@@ -156,3 +156,43 @@ fn the_harness_answers_to_its_old_names() {
         "{help}"
     );
 }
+
+#[test]
+fn bench_help_is_grouped_by_section() {
+    // `volley bench --help` lists its flags under headings in the order a run is described:
+    // what to call, how hard, with what, what comes out, what passes, how wide, how to watch.
+    let help = ok_stdout(&mut VOLLEY.command(&["bench", "--help"]));
+    let headings: Vec<&str> = help
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with(':') && !l.starts_with("Usage"))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "Arguments:",
+            "Options:",
+            "Target:",
+            "TLS:",
+            "Load:",
+            "Data:",
+            "Streams:",
+            "Output:",
+            "Connections:",
+            "HTTP load:",
+            "Gates:",
+            "Scale:",
+            "Watch:",
+        ],
+        "{help}"
+    );
+    // -H sits with the data a call carries, and says what it is on a gRPC target.
+    let data = help
+        .split("Data:")
+        .nth(1)
+        .unwrap()
+        .split("Streams:")
+        .next()
+        .unwrap();
+    assert!(data.contains("-H, --header"), "{data}");
+    assert!(data.contains("metadata"), "{data}");
+}

@@ -2,12 +2,14 @@
 //! (`Slots`: one short lock per call, only when something watches), and the engine's watch
 //! loop (`Watch`) takes every thread's, judges `--abort-on` on what it has seen so far, and
 //! once per interval sends one merged [`Tick`] down a channel: what `--live` writes as NDJSON,
-//! `--prometheus-listen` adds to its counters and `--tui` draws. A last tick after the threads
-//! end carries the calls the last interval had, so the ticks add up to the report. The tick
-//! itself, as the views read it, is in `tick`.
+//! `--prometheus-listen` adds to its counters ([`Exposition`]) and `--tui` draws. A last tick
+//! after the threads end carries the calls the last interval had, so the ticks add up to the
+//! report. The tick itself, as the views read it, is in `tick`.
 
+mod exposition;
 mod tick;
 
+pub use exposition::Exposition;
 pub use tick::{MethodTick, Quantiles, Tick};
 
 use std::{

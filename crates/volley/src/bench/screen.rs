@@ -15,6 +15,7 @@ use volley_bench::{Control, Observers, Plan, live::Live};
 
 use super::{live, tui::Tui};
 use crate::progress::Bar;
+use volley_bench::live::Exposition;
 
 /// The terminal's side of a run.
 pub(super) struct Screen {
@@ -38,7 +39,7 @@ impl Screen {
                         true => vec![plan.call.clone()],
                         false => plan.mix.iter().map(|m| m.name.clone()).collect(),
                     };
-                    let e = Arc::new(Mutex::new(live::Exposition::new(methods)));
+                    let e = Arc::new(Mutex::new(Exposition::new(methods)));
                     let bound = live::serve(addr, e.clone())?;
                     eprintln!("volley: metrics on http://{bound}/metrics");
                     Some(e)
