@@ -210,12 +210,26 @@ pub(crate) fn parse_file(path: &Path) -> Result<Vec<Item>> {
 
 /// As `parse_file`, from text; an error starts with `line:column: ` (or `line: `).
 pub(crate) fn parse_text(text: &str, json: bool) -> Result<Vec<Item>, String> {
+    // A file that does not parse names the stub the error falls in (the last one starting at or
+    // before its line), as a stub that does not fit does.
+    let stub_at = |line: usize| {
+        let starts = if json {
+            json_lines(text)
+        } else {
+            yaml_lines(text)
+        };
+        match starts.iter().filter(|l| **l <= line).count() {
+            0 => String::new(),
+            n => format!("stub #{n}: "),
+        }
+    };
     let value: Value = if json {
         serde_json::from_str(text).map_err(|e| {
             format!(
-                "{}:{}: not a stub (or a list of stubs): {}",
+                "{}:{}: {}the JSON does not parse: {}",
                 e.line(),
                 e.column(),
+                stub_at(e.line()),
                 plain(&e.to_string())
             )
         })?
@@ -230,12 +244,13 @@ pub(crate) fn parse_text(text: &str, json: bool) -> Result<Vec<Item>, String> {
         })?;
         serde_yaml::from_str(&text).map_err(|e| match e.location() {
             Some(l) => format!(
-                "{}:{}: not a stub (or a list of stubs): {}",
+                "{}:{}: {}the YAML does not parse: {}",
                 l.line(),
                 l.column(),
+                stub_at(l.line()),
                 plain(&e.to_string())
             ),
-            None => format!("1: not a stub (or a list of stubs): {e}"),
+            None => format!("1: the YAML does not parse: {e}"),
         })?
     };
     let lines = if json {

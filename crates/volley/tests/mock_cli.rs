@@ -375,6 +375,21 @@ fn bad_stubs_fail_the_start_with_file_line_and_stub_number() {
         ),
         (
             "s.yaml",
+            "- service: Catalog\n  method: Price\n  output: {data: {}}\n- service: Catalog\n  method: Price\n  input: {equals: {sku: [}\n",
+            "stub #2: the YAML does not parse",
+        ),
+        (
+            "s.json",
+            "[{\"service\": \"Catalog\", \"method\": \"Price\", \"output\": {}},\n {\"service\": \"Catalog\",, }]",
+            "s.json:2:",
+        ),
+        (
+            "s.json",
+            "[{\"service\": \"Catalog\", \"method\": \"Price\", \"output\": {}},\n {\"service\": \"Catalog\",, }]",
+            "stub #2: the JSON does not parse",
+        ),
+        (
+            "s.yaml",
             "- service: Catalog\n  method: Price\n  output: {data: {cents: 1}}\n- service: Catalog\n  method: Price\n  input: {equals: {nope: 1}}\n  output: {data: {}}\n",
             "s.yaml:4: stub #2: input.equals names no field \"nope\" of shop.v1.Query",
         ),
@@ -421,4 +436,62 @@ fn bad_stubs_fail_the_start_with_file_line_and_stub_number() {
             && out.contains("error calling uuid2int64"),
         "{out}"
     );
+}
+
+#[test]
+fn gripmocks_host_port_watcher_and_history_variables() {
+    let dir = TempDir::new("cli-vars");
+    dir.write("p/shop.proto", SHOP);
+    dir.write("p/common/money.proto", MONEY);
+    dir.write(
+        "stubs/a.yaml",
+        "- {service: Catalog, method: Price, input: {equals: {sku: a}}, output: {data: {cents: 1}}}\n",
+    );
+    let bin = gripmock(VOLLEY.bin(), &dir);
+    let mut cmd = Command::new(&bin);
+    cmd.args(["--stub", &dir.path("stubs"), &dir.path("p")])
+        .env("GRPC_HOST", "127.0.0.1")
+        .env("GRPC_PORT", "0")
+        .env("HTTP_HOST", "127.0.0.1")
+        .env("HTTP_PORT", "0")
+        .env("STUB_WATCHER_INTERVAL", "100ms")
+        .env("HISTORY_ENABLED", "false");
+    let mock = Mock::start(cmd);
+    // *_HOST and *_PORT chose the addresses (no *_ADDR was given).
+    assert!(mock.grpc.ip().is_loopback() && mock.admin.ip().is_loopback());
+    let price = |sku: &str| {
+        grpcurl(
+            &mock.target(),
+            &["-d", &format!(r#"{{"sku":"{sku}"}}"#)],
+            "shop.v1.Catalog/Price",
+        )
+    };
+    let (ok, out) = price("b");
+    assert!(!ok && out.contains("Code: NotFound"), "{out}");
+    // A stub file added while it runs is served within the watcher's interval (100 ms here;
+    // the loop allows 3 s for a loaded machine).
+    dir.write(
+        "stubs/b.yaml",
+        "- {service: Catalog, method: Price, input: {equals: {sku: b}}, output: {data: {cents: 2}}}\n",
+    );
+    let start = std::time::Instant::now();
+    let out = loop {
+        let (ok, out) = price("b");
+        if ok || start.elapsed() > std::time::Duration::from_secs(3) {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(out.contains(r#""cents": "2""#), "{out}");
+    // HISTORY_ENABLED=false: calls were answered, none kept.
+    let (body, code) = mock.admin(&[], "/api/history");
+    assert_eq!((body.trim(), code), ("[]", 200));
+    // A variable that does not parse stops the start with one line naming it.
+    let mut bad = Command::new(&bin);
+    bad.args(["--stub", &dir.path("stubs"), &dir.path("p")])
+        .env("GRPC_ADDR", "127.0.0.1:0")
+        .env("HTTP_ADDR", "127.0.0.1:0")
+        .env("STUB_WATCHER_INTERVAL", "soon");
+    let line = fails_in_one_line(&mut bad);
+    assert!(line.contains("STUB_WATCHER_INTERVAL=soon"), "{line}");
 }
