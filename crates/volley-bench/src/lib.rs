@@ -5,21 +5,27 @@
 //! - `plan`: ghz's flags and config file, typed, merged and checked into a [`Plan`], with the
 //!   vocabulary it defines (thresholds, shards, schedules); its [`RunOptions`] (when to stop,
 //!   how to pace) are what the engine runs.
+//! - `recorder`: one thread's record of its calls (HDR histograms, exact min and max, status
+//!   counts, errors), merged once at the end.
 //! - `target`: what is called, built from the plan: a gRPC method (endpoint, schema, payload
-//!   encoded once) or one HTTP request ([`Target`]).
-//! - `engine`: threads with a current-thread runtime each, workers pulling call numbers from one
-//!   counter, pacing by intended send time; each call goes through `call` (unary, streams, HTTP)
-//!   and is recorded in its thread's `recorder`. What watches the run ([`Observers`]: a
-//!   progress counter, `live` ticks) is handed to [`run`] beside the plan.
+//!   encoded once) or one HTTP request ([`Target`]); a [`CustomCall`] is handed its thread's
+//!   recorder.
+//! - `engine`, after its parts `clock`, `live` and `call`: threads with a current-thread runtime
+//!   each, workers pulling call numbers from one counter, pacing by intended send time; each call
+//!   goes through `call` (unary, streams, HTTP) and is recorded in its thread's `recorder`. What
+//!   watches the run ([`Observers`]: a progress counter, `live` ticks) is handed to [`run`]
+//!   beside the plan.
+//! - `results`: a run as data (HDR histograms and exact figures in `-O json`), from the engine's
+//!   outcome and the merged recorder.
 //! - `report`: the merged recorder as ghz's figures and volley's additions ([`Report`]), with the
-//!   `options` block rebuilt from the plan; `report::format` prints it in ghz's layouts.
+//!   `options` block rebuilt from the plan and the results beside them; `report::format` prints
+//!   it in ghz's layouts.
 //! - `gate`: thresholds judged against the report, for CI (exit codes, verdicts, JUnit).
 //! - `session`: a whole run, plan to exit code ([`run_plan`], or its three steps
 //!   [`Session::prepare`], [`Session::run`], [`Ran::finish`]): the target built and the server
 //!   scraped on one runtime, the engine run, the report judged, written and logged.
-//! - `results`, `merge`, `compare`: a run as data (HDR histograms and exact figures in `-O
-//!   json`), shards merged exactly, two runs compared beyond their noise; `k8s` prints a plan as
-//!   a Kubernetes Indexed Job.
+//! - `merge`, `compare`, `k8s`: shards merged exactly from their results, two runs compared
+//!   beyond their noise, a plan printed as a Kubernetes Indexed Job.
 #![deny(unreachable_pub)]
 
 mod call;

@@ -1,8 +1,10 @@
-//! volley, the tool: the command line and one module per product subcommand (`serve`, `bench`,
-//! `report`); the libraries do the work (`volley-server`, `volley-bench`, `volley-call`,
-//! `volley-lab`, ...).
-//! `main.rs` only parses, runs and maps the outcome to an exit code, so tests drive everything
-//! in-process. Signals are handled in one place, [`signal`].
+//! volley, the tool: the command line of its product commands, `serve`, `bench`, `call`, `mock`,
+//! `report` and `lab`. This crate only parses the command line, wires signals (in one place,
+//! [`signal`]) and prints (progress, live views, reports, errors); the libraries do the work:
+//! `volley-server` and `volley-services` for `serve`, `volley-bench` for `bench` and `report`,
+//! `volley-call` for `call`, `volley-mock` for `mock`, `volley-lab` for `lab`. `main.rs` parses,
+//! sets up logging, runs and maps the outcome to an exit code, so tests drive everything
+//! in-process.
 
 pub mod bench;
 pub mod cli;

@@ -23,7 +23,7 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Server memory per idle connection this test allows: the goal. Measured here: 7.5 KiB
+/// Server memory per idle connection this test allows: the goal. Measured here: 7.5 KiB
 /// in this debug build, 7.7 KiB in the release build (BENCHMARKS.md).
 const MAX_KIB_PER_IDLE_CONNECTION: f64 = 8.0;
 
