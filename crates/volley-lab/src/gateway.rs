@@ -172,3 +172,54 @@ async fn handle(gw: &Gateway, req: http::Request<Incoming>) -> Response<Full<Byt
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{future::Future, pin::Pin};
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    fn never() -> Pin<Box<dyn Future<Output = &'static str> + Send>> {
+        Box::pin(std::future::pending())
+    }
+
+    fn args(backend: &str, strategy: &str) -> GatewayArgs {
+        GatewayArgs {
+            backend: backend.into(),
+            strategy: strategy.into(),
+            addr: "127.0.0.1:0".parse().unwrap(),
+            threads: Some(1),
+        }
+    }
+
+    #[test]
+    fn a_bad_strategy_or_backend_is_refused_before_listening() {
+        let e = run(args("127.0.0.1:50051", "bogus"), never).unwrap_err();
+        assert!(e.to_string().starts_with("--strategy: "), "{e}");
+        let e = run(args("127.0.0.1:50051", "pool:0"), never).unwrap_err();
+        assert!(e.to_string().starts_with("--strategy: "), "{e}");
+        let e = run(args("ipv4:not-an-address", "single"), never).unwrap_err();
+        assert!(e.to_string().starts_with("--backend: "), "{e}");
+        // A bare pool is DEFAULT_POOL connections.
+        assert_eq!(
+            Strategy::parse("pool", DEFAULT_POOL).unwrap(),
+            Strategy::Pool(4)
+        );
+    }
+
+    #[test]
+    fn answers_are_one_line_of_plain_text_with_their_status() {
+        let r = text(StatusCode::BAD_GATEWAY, "backend: down\n".into());
+        assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+        assert_eq!(r.headers()[CONTENT_TYPE], "text/plain; charset=utf-8");
+        let body = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(r.into_body().collect())
+            .unwrap()
+            .to_bytes();
+        assert_eq!(body, "backend: down\n");
+    }
+}

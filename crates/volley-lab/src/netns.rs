@@ -161,7 +161,9 @@ impl Netns {
                     if !e.to_string().contains("qdisc kind is unknown") {
                         return Err(e);
                     }
-                    tracing::info!("{NO_NETEM}: delaying by {delay:?} each way with volley link");
+                    tracing::info!(
+                        "{NO_NETEM}: delaying by {delay:?} each way with volley lab link"
+                    );
                     ns.link_delay = Some(delay);
                 }
             }

@@ -38,6 +38,8 @@ pub mod server;
 pub mod sources;
 pub mod stubs;
 mod template;
+#[cfg(test)]
+mod testkit;
 mod watch;
 
 pub use defaults::{Defaults, pools, services};

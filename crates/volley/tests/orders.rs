@@ -270,7 +270,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
     );
     assert_eq!(r["netemDelayUs"], 5000);
     assert!(
-        r["delayBy"] == "netem" || r["delayBy"] == "volley link",
+        r["delayBy"] == "netem" || r["delayBy"] == "volley lab link",
         "{r}"
     );
     eprintln!("the delay was added by {}", r["delayBy"]);

@@ -91,13 +91,19 @@ impl CustomCall for StreamOrders {
         i: u64,
         rec: &'a RefCell<Recorder>,
     ) -> CustomFuture<'a> {
-        let share = self.count / self.clients + u64::from(i < self.count % self.clients);
+        let share = share(self.count, self.clients, i);
         Box::pin(async move {
             stream_client(conn, &self.head, share, self.window, rec)
                 .await
                 .map(|()| 0)
         })
     }
+}
+
+/// Client `i`'s share of `count` orders split evenly over `clients`: the first
+/// `count % clients` clients send one more.
+fn share(count: u64, clients: u64, i: u64) -> u64 {
+    count / clients + u64::from(i < count % clients)
 }
 
 /// One bidi stream: orders pipelined up to `window` unanswered, replies matched in order.
@@ -169,4 +175,46 @@ async fn stream_client(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_split_evenly_over_the_clients() {
+        for (count, clients) in [(10, 3), (10_000, 1000), (5, 8), (7, 7), (1, 1)] {
+            let shares: Vec<u64> = (0..clients).map(|i| share(count, clients, i)).collect();
+            assert_eq!(shares.iter().sum::<u64>(), count, "{count} over {clients}");
+            let (lo, hi) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{count} over {clients}: {shares:?}");
+            // The larger shares go first.
+            assert!(shares.windows(2).all(|w| w[0] >= w[1]), "{shares:?}");
+        }
+        assert_eq!(
+            (0..3).map(|i| share(10, 3, i)).collect::<Vec<_>>(),
+            [4, 3, 3]
+        );
+    }
+
+    #[test]
+    fn an_order_is_stamped_and_varies_with_its_number() {
+        let before = SystemTime::now();
+        let (o, wall, _) = order(1001);
+        assert_eq!(o.instrument_id, 1001);
+        assert_eq!(o.price, 101);
+        assert_eq!(o.quantity, 1);
+        assert!(!o.side);
+        assert!(order(4).0.side);
+        assert!(wall >= before);
+        assert_eq!(o.request_time, Some(Timestamp::from(wall)));
+        // The frame is the gRPC frame of the order: flag, length, message.
+        let f = frame(&o);
+        assert_eq!(f[0], 0);
+        assert_eq!(
+            u32::from_be_bytes([f[1], f[2], f[3], f[4]]) as usize,
+            o.encoded_len()
+        );
+        assert_eq!(Order::decode(&f[5..]).unwrap(), o);
+    }
 }

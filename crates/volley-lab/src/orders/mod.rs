@@ -334,3 +334,131 @@ fn text(r: &OrdersReport) -> String {
             .unwrap_or_default(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{future::Future, pin::Pin};
+
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: OrdersArgs,
+    }
+
+    /// `volley lab orders ARGV`'s flags.
+    pub(super) fn parse<S: AsRef<str>>(argv: &[S]) -> OrdersArgs {
+        Cli::try_parse_from(std::iter::once("orders").chain(argv.iter().map(AsRef::as_ref)))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .args
+    }
+
+    fn never() -> Pin<Box<dyn Future<Output = &'static str> + Send>> {
+        Box::pin(std::future::pending())
+    }
+
+    #[test]
+    fn bad_flags_are_refused_before_anything_runs() {
+        for (argv, said) in [
+            (["--clients", "0"], "--clients must be at least 1"),
+            (["--count", "0"], "--count must be at least 1"),
+            (["--window", "0"], "--window must be at least 1"),
+            (
+                ["--mode", "both"],
+                "--mode must be unary or stream, not \"both\"",
+            ),
+        ] {
+            let e = run(parse(&argv), never).unwrap_err();
+            assert_eq!(e.to_string(), said);
+        }
+    }
+
+    #[test]
+    fn quantiles_are_microseconds_of_a_nanosecond_histogram() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for (ns, n) in [(100, 50), (200, 40), (1000, 9), (2000, 1)] {
+            h.record_n(ns, n).unwrap();
+        }
+        let q = Quantiles::of(&h);
+        assert_eq!((q.p50, q.p90, q.p99, q.max), (0.1, 0.2, 1.0, 2.0));
+    }
+
+    fn report() -> OrdersReport {
+        OrdersReport {
+            mode: "stream".into(),
+            clients: 2,
+            orders: 1000,
+            tls: true,
+            connect_seconds: 0.01234,
+            elapsed_seconds: 0.5,
+            orders_per_second: 2000.0,
+            client_to_server_us: Quantiles {
+                p50: 10.0,
+                p90: 20.0,
+                p99: 30.0,
+                max: 40.0,
+            },
+            round_trip_us: Quantiles {
+                p50: 100.0,
+                p90: 200.0,
+                p99: 300.0,
+                max: 400.0,
+            },
+            client_cpu_us_per_order: 1.234,
+            server_cpu_us_per_order: Some(5.678),
+            netem_delay_us: Some(250),
+            delay_by: Some("netem".into()),
+        }
+    }
+
+    #[test]
+    fn the_text_report_prints_the_seed_s_two_lines_then_ours() {
+        assert_eq!(
+            text(&report()),
+            "Number of clients 2 and number of order transactions 1000\n\
+             transactions and elapsed time 0.5000 in seconds\n\
+             \n  stream, TLS, across namespaces with 250 us each way (netem)\n\
+             \x20 orders/s:        2000\n\
+             \x20 client->server:  p50 10.0 us, p90 20.0 us, p99 30.0 us, max 40.0 us\n\
+             \x20 round trip:      p50 100.0 us, p90 200.0 us, p99 300.0 us, max 400.0 us\n\
+             \x20 connect:         0.0123 s for 2 connection(s)\n\
+             \x20 client CPU:      1.23 us per order\n\
+             \x20 server CPU:      5.68 us per order (whole run)\n"
+        );
+        let plain = OrdersReport {
+            mode: "unary".into(),
+            tls: false,
+            server_cpu_us_per_order: None,
+            netem_delay_us: None,
+            delay_by: None,
+            ..report()
+        };
+        let t = text(&plain);
+        assert!(t.contains("\n  unary, plaintext\n"), "{t}");
+        assert!(t.ends_with("  client CPU:      1.23 us per order\n"), "{t}");
+    }
+
+    #[test]
+    fn the_json_report_leaves_out_what_was_not_measured() {
+        let plain = OrdersReport {
+            server_cpu_us_per_order: None,
+            netem_delay_us: None,
+            delay_by: None,
+            ..report()
+        };
+        let v = serde_json::to_value(&plain).unwrap();
+        assert_eq!(v["ordersPerSecond"], 2000.0);
+        assert_eq!(v["roundTripUs"]["p99"], 300.0);
+        for k in ["serverCpuUsPerOrder", "netemDelayUs", "delayBy"] {
+            assert!(v.get(k).is_none(), "{k}");
+        }
+        // The parent reads the child's JSON back.
+        let back: OrdersReport =
+            serde_json::from_str(&serde_json::to_string(&report()).unwrap()).unwrap();
+        assert_eq!(back.delay_by.as_deref(), Some("netem"));
+        assert_eq!(back.netem_delay_us, Some(250));
+    }
+}

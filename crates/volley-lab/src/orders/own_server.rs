@@ -89,7 +89,7 @@ pub(super) fn with_own_server(args: &OrdersArgs, signals: crate::Signals) -> Res
             Some(cpu.as_secs_f64() * 1e6 / report.orders.max(1) as f64);
         report.netem_delay_us = args.netns.map(|d| d.as_micros() as u64);
         report.delay_by = match (&ns, &link) {
-            (Some(_), Some(_)) => Some("volley link".into()),
+            (Some(_), Some(_)) => Some("volley lab link".into()),
             (Some(_), None) if args.netns.is_some_and(|d| !d.is_zero()) => Some("netem".into()),
             _ => None,
         };
@@ -144,5 +144,57 @@ impl OrdersArgs {
             kv("--cpus", c.to_string());
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{path::PathBuf, time::Duration};
+
+    use super::super::tests::parse;
+
+    #[test]
+    fn the_child_s_argv_parses_back_to_the_same_run_against_the_given_address() {
+        let args = parse(&[
+            "--tls",
+            "--netns",
+            "1ms",
+            "--server-threads",
+            "3",
+            "--mode",
+            "unary",
+            "--clients",
+            "3",
+            "--count",
+            "30",
+            "--window",
+            "4",
+            "--cacert",
+            "/tmp/ca.pem",
+            "--server-name",
+            "localhost",
+            "--cpus",
+            "2",
+        ]);
+        assert_eq!(args.netns, Some(Duration::from_millis(1)));
+        let child = args.clone_for_child("10.0.0.1:5000");
+        let argv = child.to_argv();
+        assert_eq!(argv[..3], ["lab", "orders", "--json"]);
+        let back = parse(&argv[2..]);
+        assert_eq!(back.addr.as_deref(), Some("10.0.0.1:5000"));
+        assert!(back.json && !back.tls && back.netns.is_none());
+        assert_eq!(back.mode, "unary");
+        assert_eq!((back.clients, back.count, back.window), (3, 30, 4));
+        assert_eq!(back.cacert, Some(PathBuf::from("/tmp/ca.pem")));
+        assert_eq!(back.server_name.as_deref(), Some("localhost"));
+        assert_eq!(back.cpus, Some(2));
+        // Without the optional flags, none is passed.
+        let bare = parse::<&str>(&[]).clone_for_child("h:1").to_argv();
+        assert!(
+            !bare
+                .iter()
+                .any(|a| ["--cacert", "--server-name", "--cpus"].contains(&a.as_str())),
+            "{bare:?}"
+        );
     }
 }

@@ -229,3 +229,73 @@ fn reachable(target: &str) -> Result<()> {
         last.map_or_else(|| "no address".to_owned(), |e| e.to_string())
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What scenarios share, for tests: nothing is run with it.
+    pub(super) fn ctx(quick: bool, target: Option<&str>) -> Ctx {
+        Ctx {
+            exe: "volley".into(),
+            quick,
+            target: target.map(str::to_owned),
+            machine: machine::Machine {
+                cpu: "Test CPU".into(),
+                cores: 2,
+            },
+        }
+    }
+
+    #[test]
+    fn an_unknown_scenario_is_refused_before_anything_is_made() {
+        let out = std::env::temp_dir().join(format!("volley-lab-only-{}", std::process::id()));
+        let e = run(LabArgs {
+            only: vec!["users".into(), "nope".into()],
+            quick: true,
+            out: out.clone(),
+            target: None,
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown scenario \"nope\": the scenarios are users, http-vs-grpc, gateway, \
+             greeter, orders"
+        );
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn the_output_folder_is_made_and_proved_writable() {
+        let base = std::env::temp_dir().join(format!("volley-lab-out-{}", std::process::id()));
+        let out = base.join("a/b");
+        prepare_out(&out).unwrap();
+        assert!(out.is_dir());
+        // The probe is gone again.
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        // A file where the folder should be.
+        std::fs::write(base.join("file"), "").unwrap();
+        let e = prepare_out(&base.join("file")).unwrap_err();
+        assert!(
+            e.to_string().ends_with("cannot create the directory"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn a_target_must_accept_connections() {
+        let open = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = open.local_addr().unwrap().to_string();
+        reachable(&addr).unwrap();
+        drop(open);
+        let e = reachable(&addr).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("--target {addr}: cannot connect: ")),
+            "{e}"
+        );
+        let e = reachable("no port here").unwrap_err();
+        assert_eq!(e.to_string(), "--target no port here: cannot resolve");
+    }
+}

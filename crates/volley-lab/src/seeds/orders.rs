@@ -216,3 +216,43 @@ fn orders_row(mut case: String, r: &Value) -> Row {
         ..Row::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_orders_report_becomes_a_row_naming_the_delay_and_what_added_it() {
+        let r = json!({
+            "orders": 10000, "ordersPerSecond": 40000.0, "elapsedSeconds": 0.25,
+            "roundTripUs": {"p50": 500.0, "p90": 900.0, "p99": 1500.0},
+            "netemDelayUs": 250, "delayBy": "volley lab link"
+        });
+        let row = orders_row("unary, 10 clients x 100 orders".into(), &r);
+        assert_eq!(
+            row.case,
+            "unary, 10 clients x 100 orders, two namespaces, 250 us each way by volley lab link"
+        );
+        assert_eq!(
+            (row.unit.as_str(), row.ours, row.calls),
+            ("orders/s", 40000.0, 10000)
+        );
+        assert_eq!((row.p50_ms, row.p99_ms, row.elapsed_s), (0.5, 1.5, 0.25));
+        assert_eq!(row.percentiles, [(50.0, 0.5), (90.0, 0.9), (99.0, 1.5)]);
+        // On one host there is no delay to name.
+        let local = orders_row("stream".into(), &json!({"orders": 1}));
+        assert_eq!(local.case, "stream");
+    }
+
+    #[test]
+    fn server_to_server_runs_need_namespaces() {
+        assert_eq!(not_runnable(Place::Localhost, 10, Some("no root")), None);
+        assert_eq!(not_runnable(Place::ServerToServer, 10, None), None);
+        assert_eq!(
+            not_runnable(Place::ServerToServer, 10, Some("no root")).as_deref(),
+            Some("server to server: no root")
+        );
+    }
+}

@@ -251,3 +251,118 @@ fn html(rows: &[Row], skipped: &[(&str, String)], ctx: &Ctx) -> String {
     s += "</body></html>\n";
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seeds::tests::ctx;
+
+    fn rows() -> Vec<Row> {
+        vec![
+            Row {
+                scenario: "greeter".into(),
+                case: "helloworld n=1000 c=100".into(),
+                unit: "requests/s".into(),
+                ours: 41_000.0,
+                seed: Some(4942.17),
+                calls: 3000,
+                p50_ms: 2.0,
+                p99_ms: 5.5,
+                percentiles: vec![(50.0, 2.0), (99.0, 5.5)],
+                elapsed_s: 0.2,
+                runs: 3,
+                spread: Some((40_000.0, 42_000.0)),
+                ..Row::default()
+            },
+            Row {
+                scenario: "orders".into(),
+                case: "unary, 10 clients".into(),
+                unit: "orders/s".into(),
+                seed: Some(3631.0),
+                elapsed_s: 9.0,
+                not_run: Some("needs about 2000 open files".into()),
+                ..Row::default()
+            },
+        ]
+    }
+
+    #[test]
+    fn the_summary_is_a_table_then_the_takeaways() {
+        let skipped = [("gateway", "failed: boom".to_owned())];
+        assert_eq!(
+            summary(&rows(), &skipped),
+            "\n\
+             scenario      case                            ours         seed  errors\n\
+             greeter       helloworld n=1000 c=100 41000 (median)         4942       0\n\
+             orders        unary, 10 clients            not run         3631       0\n\
+             gateway       not run: failed: boom\n\
+             \n\
+             greeter: volley: 8.3 x the seed's figure.\n\
+             orders: not run: needs about 2000 open files\n"
+        );
+        assert_eq!(
+            summary(&[], &[]),
+            "\nscenario      case         ours         seed  errors\n\n"
+        );
+    }
+
+    #[test]
+    fn the_markdown_report_has_a_section_per_scenario() {
+        let skipped = [("gateway", "failed: boom".to_owned())];
+        let md = markdown(&rows(), &skipped, &ctx(true, None));
+        assert!(
+            md.starts_with(
+                "# volley lab\n\nServer: volley serve (built in). Machine: Test CPU, 2 cores. \
+                 Quick run (small counts). The seeds ran on other hardware"
+            ),
+            "{md}"
+        );
+        let sections: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+        assert_eq!(sections.len(), 5);
+        assert!(md.contains(
+            "## users (seed 000: api.Users Get and List under ghz)\n\nNot run (not selected).\n"
+        ));
+        assert!(md.contains(
+            "## gateway (seed 002: gateway connection strategies)\n\nNot run: failed: boom\n"
+        ));
+        assert!(md.contains("**volley: 8.3 x the seed's figure.**\n"));
+        assert!(md.contains(
+            "| case | ours | seed | unit | ours, s | seed, s | calls | errors | p50 ms | p99 ms |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n\
+             | helloworld n=1000 c=100 | 41000 (40000-42000, 3 runs) | 4942 | requests/s | 0.2000 \
+             | - | 3000 | 0 | 2.00 | 5.50 |\n"
+        ));
+        // A case not run shows why, and no time of its own.
+        assert!(md.contains(
+            "| unary, 10 clients | not run: needs about 2000 open files | 3631 | orders/s | - | - \
+             | 0 | 0 | 0.00 | 0.00 |\n"
+        ));
+        let against = markdown(&[], &[], &ctx(false, Some("10.0.0.1:50051")));
+        assert!(against.contains("Server: 10.0.0.1:50051. Machine: Test CPU, 2 cores. The seeds"));
+    }
+
+    #[test]
+    fn the_html_report_escapes_text_and_charts_only_what_ran() {
+        let mut rows = rows();
+        rows[0].case = "a <x> & c".into();
+        rows[0].timeline = vec![10, 20];
+        let skipped = [("gateway", "failed: <boom>".to_owned())];
+        let html = html(&rows, &skipped, &ctx(false, None));
+        assert!(html.starts_with("<!doctype html>"));
+        assert!(html.ends_with("</body></html>\n"));
+        assert!(html.contains("<td>a &lt;x&gt; &amp; c</td>"));
+        assert!(html.contains("<p>Not run: failed: &lt;boom&gt;</p>"));
+        for raw in ["<x>", "<boom>"] {
+            let at = html.find(raw).map(|i| &html[i.saturating_sub(120)..i + 20]);
+            assert!(at.is_none(), "{raw} unescaped: {at:?}");
+        }
+        assert!(!html.contains("<script"));
+        // Percentiles and throughput for the greeter run; the orders row ran nothing to chart.
+        assert!(html.contains("Latency: the percentile reached at each latency"));
+        assert!(html.contains("Throughput over time"));
+        assert!(!html.contains("Latency histogram"));
+        // Bars for both scenarios (the orders one saying why it did not run), two curves.
+        assert_eq!(html.matches("<svg").count(), 4);
+        assert!(html.contains(">not run: needs about 2000 open files</text>"));
+    }
+}

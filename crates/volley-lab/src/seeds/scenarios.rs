@@ -226,3 +226,29 @@ fn greeter_once(ctx: &Ctx, addr: &str, n: &str) -> Result<Row> {
         &r,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_scenario_per_seed_in_the_seeds_order() {
+        let all = all();
+        let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        // The names `--only` takes, as its help lists them.
+        assert_eq!(
+            names,
+            ["users", "http-vs-grpc", "gateway", "greeter", "orders"]
+        );
+        for (i, s) in all.iter().enumerate() {
+            assert!(s.seed.starts_with(&format!("seed 00{i}: ")), "{}", s.seed);
+        }
+        // Only the scenarios on the seed protos run against another server.
+        let targetable: Vec<&str> = all
+            .iter()
+            .filter(|s| s.targetable)
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(targetable, ["users", "greeter", "orders"]);
+    }
+}

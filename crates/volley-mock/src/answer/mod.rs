@@ -342,3 +342,132 @@ impl DynamicHandler for Stubs {
         Box::pin(stream::bidi(this, method, Arc::new(headers), requests))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+    use prost_reflect::Value as Field;
+    use serde_json::json;
+    use volley_server::Code;
+
+    use super::*;
+    use crate::{
+        model::Origin,
+        stubs::Options,
+        testkit::{block_on, check, msg, pool, split, stubs, stubs_with},
+    };
+
+    fn request(method: &MethodDescriptor, service: &str) -> Request<DynamicMessage> {
+        Request::new(msg(method.input(), json!({ "service": service })))
+    }
+
+    fn status_of(m: &DynamicMessage) -> Option<i32> {
+        match m.get_field_by_name("status").as_deref() {
+            Some(Field::EnumNumber(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_unary_call_answers_from_its_stub_with_headers_and_trailers_and_is_kept() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check",
+                    "input": {"equals": {"service": "users"}},
+                    "output": {"data": {"status": "NOT_SERVING"},
+                               "headers": {"x-a": "1;2"}, "trailers": {"x-t": "done"}}}]),
+        );
+        let id = s.current().all[0].id;
+        let (headers, trailers, reply) =
+            split(block_on(s.unary(&m, request(&m, "users"))).unwrap());
+        assert_eq!(status_of(&reply), Some(2));
+        let a: Vec<&HeaderValue> = headers.get_all("x-a").iter().collect();
+        assert_eq!(a, ["1", "2"]);
+        assert_eq!(trailers["x-t"], "done");
+        let seen = s.inner().history.list(|_| true);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0]["stubId"], id.to_string());
+        assert_eq!(seen[0]["requests"], json!([{"service": "users"}]));
+        assert_eq!(seen[0]["responses"], json!([{"status": "NOT_SERVING"}]));
+        assert_eq!(seen[0]["code"], 0);
+    }
+
+    #[test]
+    fn a_call_no_stub_matches_is_not_found_and_kept_with_its_status() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check",
+                    "input": {"equals": {"service": "users"}}, "output": {"data": {}}}]),
+        );
+        let e = block_on(s.unary(&m, request(&m, "orders"))).unwrap_err();
+        assert_eq!(e.code(), Code::NotFound);
+        let seen = s.inner().history.list(|_| true);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0]["code"], Code::NotFound as i32);
+        assert_eq!(seen[0]["error"], e.message());
+        assert!(seen[0].get("stubId").is_none());
+
+        // A method with no stubs at all: the request comes back (health answers it then),
+        // and volley's own words when GripMock's are off.
+        let plain = stubs_with(
+            &pool,
+            Options {
+                defaults: None,
+                strict: true,
+                gripmock_text: false,
+                history: 0,
+            },
+            json!([]),
+        );
+        let Err(missed) = plain.try_unary(&m, request(&m, "back")) else {
+            panic!("no stub, no answer");
+        };
+        let (back, status) = *missed;
+        assert!(status.is_none());
+        assert_eq!(back.get_ref(), &msg(m.input(), json!({"service": "back"})));
+        let e = block_on(plain.unary(&m, request(&m, "x"))).unwrap_err();
+        assert_eq!(
+            (e.code(), e.message()),
+            (Code::NotFound, "grpc.health.v1.Health/Check has no stubs")
+        );
+    }
+
+    #[test]
+    fn a_session_s_stubs_answer_only_its_calls_and_a_trace_keeps_the_session() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(&pool, json!([]));
+        s.upsert(
+            &[
+                json!({"service": "grpc.health.v1.Health", "method": "Check",
+                     "output": {"data": {"status": "SERVING"}}}),
+            ],
+            Origin::Rest,
+            Some("one"),
+        )
+        .unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(SESSION, HeaderValue::from_static("one"));
+        assert_eq!(session_of(&headers), "one");
+        assert_eq!(session_of(&HeaderMap::new()), "");
+        // A call without the session header does not see the session's stub.
+        let e = block_on(s.unary(&m, request(&m, "x"))).unwrap_err();
+        assert_eq!(e.code(), Code::NotFound);
+
+        let mut t = Trace::new(&m, "one");
+        t.requests.push(msg(m.input(), json!({"service": "y"})));
+        t.done(&s, Some(&Status::new(Code::Aborted, "stop")));
+        let kept = s.inner().history.list(|c| c.session == "one");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0]["service"], "grpc.health.v1.Health");
+        assert_eq!(kept[0]["method"], "Check");
+        assert_eq!(kept[0]["session"], "one");
+        assert_eq!(kept[0]["code"], Code::Aborted as i32);
+        assert_eq!(kept[0]["error"], "stop");
+        assert_eq!(kept[0]["requests"], json!([{"service": "y"}]));
+    }
+}

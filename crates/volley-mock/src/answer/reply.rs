@@ -247,3 +247,225 @@ pub(crate) fn effects(stubs: &Stubs, stub: &Stub, ctx: Option<&Ctx>) {
         stubs.delete(&deletes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use prost_reflect::Value as Field;
+    use serde_json::json;
+
+    use super::*;
+    use crate::testkit::{check, msg, pool, stubs};
+
+    fn values(map: &HeaderMap, name: &str) -> Vec<String> {
+        map.get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_failure_carries_code_message_details_and_the_stub_s_metadata() {
+        let pool = pool();
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check", "output": {
+                "error": "user gone", "code": "NOT_FOUND",
+                "details": [{"type": "type.googleapis.com/google.rpc.ErrorInfo",
+                             "reason": "GONE", "domain": "example.com"}],
+                "headers": {"x-region": "eu;us"}, "trailers": {"x-trace": "t1"}}}]),
+        );
+        let stub = s.current().all[0].clone();
+        let (code, text) = stub.output.status.as_ref().unwrap();
+        let st = status(&stub, *code, text, &stub.output.details, None);
+        assert_eq!(st.code(), Code::NotFound);
+        assert_eq!(st.message(), "user gone");
+        let details = st.detail_list();
+        assert_eq!(details.len(), 1);
+        assert_eq!(
+            details[0].type_url,
+            "type.googleapis.com/google.rpc.ErrorInfo"
+        );
+        let info = DynamicMessage::decode(
+            pool.get_message_by_name("google.rpc.ErrorInfo").unwrap(),
+            details[0].value.as_slice(),
+        )
+        .unwrap();
+        assert_eq!(
+            info.get_field_by_name("reason").unwrap().as_str(),
+            Some("GONE")
+        );
+        // Headers and trailers both travel with the status; `;` separates values.
+        assert_eq!(values(st.metadata(), "x-region"), ["eu", "us"]);
+        assert_eq!(values(st.metadata(), "x-trace"), ["t1"]);
+        // No details: a plain status, no grpc-status-details-bin to send.
+        let plain = status(&stub, Code::Internal, text, &[], None);
+        assert!(plain.details().is_none());
+    }
+
+    #[test]
+    fn the_templates_data_names_the_call_and_its_request() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check",
+                    "options": {"times": 3},
+                    "output": {"data": {"status": "{{.Request.service}}"}}}]),
+        );
+        let stub = s.current().all[0].clone();
+        assert!(stub.templated);
+        let mut headers = HeaderMap::new();
+        headers.insert("x-user", HeaderValue::from_static("ann"));
+        let reqs = [
+            msg(m.input(), json!({"service": "a"})),
+            msg(m.input(), json!({"service": "b"})),
+        ];
+        let c = ctx(&stub, &m, &headers, &reqs, 1, 2, SystemTime::UNIX_EPOCH);
+        assert_eq!(c.request, json!({"service": "b"}));
+        assert_eq!(c.requests, json!([{"service": "a"}, {"service": "b"}]));
+        assert_eq!(c.headers["x-user"], "ann");
+        assert_eq!((c.message_index, c.attempt, c.max_attempts), (1, 2, 3));
+        assert_eq!(c.time, 0);
+        assert_eq!(c.stub_id, stub.id.to_string());
+        assert_eq!(
+            (c.service.as_str(), c.method.as_str()),
+            ("grpc.health.v1.Health", "Check")
+        );
+        assert_eq!(c.output, "grpc.health.v1.HealthCheckResponse");
+    }
+
+    #[test]
+    fn a_templated_reply_reads_the_request_and_one_that_does_not_decode_is_unknown() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check",
+                    "output": {"data": {"status": "{{.Request.service}}"}}}]),
+        );
+        let stub = s.current().all[0].clone();
+        let reply = stub.output.data.as_ref().unwrap();
+        let answer = |service: &str| {
+            let req = [msg(m.input(), json!({ "service": service }))];
+            let c = ctx(&stub, &m, &HeaderMap::new(), &req, 0, 1, SystemTime::now());
+            message(reply, Some(&c), &stub, &m)
+        };
+        let ok = answer("NOT_SERVING").unwrap();
+        assert_eq!(
+            ok.get_field_by_name("status").as_deref(),
+            Some(&Field::EnumNumber(2))
+        );
+        let e = answer("BOGUS").unwrap_err();
+        assert_eq!(e.code(), Code::Unknown);
+        assert!(
+            e.message()
+                .contains("failed to unmarshal JSON into dynamic message"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn a_templated_delay_is_rendered_per_call_and_empty_or_negative_is_none() {
+        let pool = pool();
+        let m = check(&pool);
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Check",
+                    "output": {"data": {}, "delay": "{{.Request.service}}"}}]),
+        );
+        let stub = s.current().all[0].clone();
+        let wait_for = |service: &str| {
+            let req = [msg(m.input(), json!({ "service": service }))];
+            let c = ctx(&stub, &m, &HeaderMap::new(), &req, 0, 1, SystemTime::now());
+            delay(&stub.output.delay, Some(&c), &stub)
+        };
+        assert_eq!(wait_for("15ms").unwrap(), Duration::from_millis(15));
+        assert_eq!(wait_for(" 1s ").unwrap(), Duration::from_secs(1));
+        assert_eq!(wait_for("").unwrap(), Duration::ZERO);
+        assert_eq!(wait_for("-2s").unwrap(), Duration::ZERO);
+        let e = wait_for("soon").unwrap_err();
+        assert_eq!(e.code(), Code::Internal);
+        assert!(
+            e.message()
+                .ends_with("delay template rendered an invalid duration \"soon\""),
+            "{}",
+            e.message()
+        );
+        assert_eq!(
+            delay(&Delay::Fixed(Duration::from_millis(7)), None, &stub).unwrap(),
+            Duration::from_millis(7)
+        );
+    }
+
+    #[test]
+    fn effects_run_all_or_none() {
+        let pool = pool();
+        let m = check(&pool);
+        let victim = "aaaaaaaa-0000-0000-0000-00000000000a";
+        let s = stubs(
+            &pool,
+            json!([
+                {"id": victim, "service": "grpc.health.v1.Health", "method": "Check",
+                 "input": {"equals": {"service": "victim"}}, "output": {"data": {}}},
+                {"service": "grpc.health.v1.Health", "method": "Check",
+                 "input": {"equals": {"service": "trigger"}}, "output": {"data": {}},
+                 "effects": [
+                    {"action": "upsert", "stub": {"service": "grpc.health.v1.Health",
+                     "method": "Check", "input": {"equals": {"service": "added"}},
+                     "output": {"data": {"status": "SERVING"}}}},
+                    {"action": "delete", "id": "{{.Request.service}}"}]}
+            ]),
+        );
+        let trigger = s
+            .current()
+            .all
+            .iter()
+            .find(|x| !x.effects.is_empty())
+            .cloned()
+            .unwrap();
+        let run = |service: &str| {
+            let req = [msg(m.input(), json!({ "service": service }))];
+            let c = ctx(
+                &trigger,
+                &m,
+                &HeaderMap::new(),
+                &req,
+                0,
+                1,
+                SystemTime::now(),
+            );
+            effects(&s, &trigger, Some(&c));
+        };
+        // The delete's id does not parse: the upsert does not run either.
+        run("not-a-uuid");
+        assert_eq!(s.len(), 2);
+        run(victim);
+        assert_eq!(s.len(), 2);
+        assert!(s.get(uuid::Uuid::parse_str(victim).unwrap()).is_none());
+        assert!(
+            s.current()
+                .all
+                .iter()
+                .any(|x| x.raw["input"]["equals"]["service"] == "added")
+        );
+    }
+
+    #[test]
+    fn the_request_reads_by_proto_and_json_names_with_defaults() {
+        let pool = pool();
+        let info = crate::testkit::method(
+            &pool,
+            "grpc.reflection.v1.ServerReflection",
+            "ServerReflectionInfo",
+        );
+        let req = msg(info.input(), json!({"listServices": "*"}));
+        let v = request_json(&req);
+        assert_eq!(v["list_services"], "*");
+        assert_eq!(v["listServices"], "*");
+        // An unset string is there too, as its default.
+        assert_eq!(v["host"], "");
+        let health = msg(check(&pool).input(), json!({}));
+        assert_eq!(request_json(&health), json!({"service": ""}));
+    }
+}

@@ -315,3 +315,162 @@ pub(super) async fn bidi(
     *resp.trailers_mut() = trailers;
     Ok(resp)
 }
+
+#[cfg(test)]
+mod tests {
+    use prost_reflect::Value as Field;
+    use serde_json::json;
+    use volley_server::{Code, DynamicHandler, Request};
+
+    use super::*;
+    use crate::testkit::{block_on, method, msg, pool, split, stubs};
+
+    /// A step as `(delay ms, what)`: the reply's field `field`, or the status.
+    fn shown(steps: VecDeque<Step>, field: &str) -> Vec<(u128, String)> {
+        steps
+            .into_iter()
+            .map(|s| {
+                let what = match s.item {
+                    Ok(m) => match m.get_field_by_name(field).as_deref() {
+                        Some(Field::EnumNumber(n)) => n.to_string(),
+                        Some(Field::String(t)) => t.clone(),
+                        other => format!("{other:?}"),
+                    },
+                    Err(st) => format!("{:?}: {}", st.code(), st.message()),
+                };
+                (s.delay.as_millis(), what)
+            })
+            .collect()
+    }
+
+    fn watch_stub(output: serde_json::Value) -> (Stubs, Arc<Stub>, MethodDescriptor) {
+        let pool = pool();
+        let m = method(&pool, "grpc.health.v1.Health", "Watch");
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.health.v1.Health", "method": "Watch", "output": output}]),
+        );
+        let stub = s.current().all[0].clone();
+        (s, stub, m)
+    }
+
+    #[test]
+    fn a_marker_status_ends_the_stream_where_it_stands() {
+        let (_, stub, m) = watch_stub(json!({"delay": "2ms", "stream": [
+            {"status": "SERVING"},
+            {"status": "NOT_SERVING", "_gripmock": {"delay": "5ms"}},
+            {"_gripmock": {"error": "gone", "code": 14}},
+            {"status": "SERVING"}
+        ]}));
+        assert_eq!(
+            shown(steps(&stub, &m, None, None).unwrap(), "status"),
+            [
+                (2, "1".to_owned()),
+                (5, "2".to_owned()),
+                (2, "Unavailable: gone".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn data_comes_first_and_the_stub_s_status_ends_the_stream() {
+        let (_, stub, m) = watch_stub(json!({"data": {"status": "SERVING"},
+                                             "error": "later", "code": "FAILED_PRECONDITION"}));
+        assert_eq!(
+            shown(steps(&stub, &m, None, None).unwrap(), "status"),
+            [
+                (0, "1".to_owned()),
+                (0, "FailedPrecondition: later".to_owned())
+            ]
+        );
+    }
+
+    /// The statuses a stream yields to its end, `-1` for an error.
+    async fn statuses(mut stream: DynamicStream) -> Vec<i32> {
+        let mut out = Vec::new();
+        while let Some(item) = stream.next().await {
+            out.push(match item {
+                Ok(m) => match m.get_field_by_name("status").as_deref() {
+                    Some(Field::EnumNumber(n)) => *n,
+                    _ => 0,
+                },
+                Err(_) => -1,
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn a_server_stream_sends_its_messages_and_one_starting_with_a_status_fails_at_once() {
+        let (s, stub, m) = watch_stub(json!({"headers": {"x-a": "1"}, "trailers": {"x-t": "2"},
+            "stream": [{"status": "SERVING"}, {"status": "NOT_SERVING"},
+                       {"_gripmock": {"error": "over", "code": "ABORTED"}}]}));
+        let req = Request::new(msg(m.input(), json!({"service": "x"})));
+        let (headers, trailers, replies) = split(block_on(s.server_streaming(&m, req)).unwrap());
+        assert_eq!(headers["x-a"], "1");
+        assert_eq!(trailers["x-t"], "2");
+        assert_eq!(block_on(statuses(replies)), [1, 2, -1]);
+        // The call is kept once it ends: its stub, its replies, its status.
+        let seen = s.inner().history.list(|_| true);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0]["stubId"], stub.id.to_string());
+        assert_eq!(seen[0]["responses"].as_array().unwrap().len(), 2);
+        assert_eq!(seen[0]["code"], Code::Aborted as i32);
+
+        let (failing, _, m) = watch_stub(
+            json!({"stream": [{"_gripmock": {"error": "down", "code": "UNAVAILABLE"}}]}),
+        );
+        let req = Request::new(msg(m.input(), json!({})));
+        let e = block_on(failing.server_streaming(&m, req)).err().unwrap();
+        assert_eq!((e.code(), e.message()), (Code::Unavailable, "down"));
+        assert_eq!(
+            failing
+                .inner()
+                .history
+                .count(|c| c.code == Code::Unavailable),
+            1
+        );
+    }
+
+    #[test]
+    fn an_inputs_stub_answers_each_bidi_message_with_its_element() {
+        let pool = pool();
+        let m = method(
+            &pool,
+            "grpc.reflection.v1.ServerReflection",
+            "ServerReflectionInfo",
+        );
+        let s = stubs(
+            &pool,
+            json!([{"service": "grpc.reflection.v1.ServerReflection",
+                    "method": "ServerReflectionInfo",
+                    "inputs": [{"equals": {"host": "a"}}, {"equals": {"host": "b"}}],
+                    "output": {"headers": {"x-bidi": "yes"}, "stream": [
+                        {"valid_host": "a"}, {"valid_host": "b"}, {"valid_host": "tail"}]}}]),
+        );
+        let stub = s.current().all[0].clone();
+        let hosts = |index| shown(steps(&stub, &m, None, index).unwrap(), "valid_host");
+        let names = |v: Vec<(u128, String)>| v.into_iter().map(|(_, h)| h).collect::<Vec<_>>();
+        assert_eq!(names(hosts(Some(0))), ["a"]);
+        // The script's last message gets the elements past the script too.
+        assert_eq!(names(hosts(Some(1))), ["b", "tail"]);
+        assert_eq!(names(hosts(None)), ["a", "b", "tail"]);
+
+        let requests: DynamicStream = Box::pin(futures_util::stream::iter(
+            ["a", "b"].map(|h| Ok(msg(m.input(), json!({ "host": h })))),
+        ));
+        let (headers, _, replies) =
+            split(block_on(s.bidi_streaming(&m, Request::new(requests))).unwrap());
+        assert_eq!(headers["x-bidi"], "yes");
+        let got: Vec<String> = block_on(replies.collect::<Vec<_>>())
+            .into_iter()
+            .map(|r| {
+                r.unwrap()
+                    .get_field_by_name("valid_host")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(got, ["a", "b", "tail"]);
+    }
+}

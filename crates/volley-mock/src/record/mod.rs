@@ -389,3 +389,115 @@ impl DynamicHandler for Recorder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+    use volley_server::Code;
+
+    use super::*;
+    use crate::testkit::{check, method, pool, temp_dir};
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    fn names(h: &HeaderMap) -> Vec<String> {
+        let mut v: Vec<String> = h.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_protocol_s_own_headers_are_neither_forwarded_nor_passed_back() {
+        let request = headers(&[
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            ("user-agent", "grpc-go/1.60"),
+            ("grpc-timeout", "1S"),
+            ("grpc-accept-encoding", "gzip"),
+            ("x-user", "ann"),
+            ("x-user", "bob"),
+            ("authorization", "Bearer t"),
+            ("x-gripmock-session", "one"),
+        ]);
+        assert_eq!(
+            names(&forwarded(&request)),
+            [
+                "authorization=\"Bearer t\"",
+                "x-gripmock-session=\"one\"",
+                "x-user=\"ann\"",
+                "x-user=\"bob\""
+            ]
+        );
+        let response = headers(&[
+            ("content-type", "application/grpc"),
+            ("date", "Mon, 01 Jan 2024 00:00:00 GMT"),
+            ("server", "upstream"),
+            ("grpc-status", "0"),
+            ("user-agent", "kept"),
+            ("x-region", "eu"),
+        ]);
+        assert_eq!(
+            names(&passed(&response)),
+            ["user-agent=\"kept\"", "x-region=\"eu\""]
+        );
+    }
+
+    #[test]
+    fn a_relayed_failure_keeps_code_message_details_and_the_caller_s_metadata() {
+        let detail = prost_types::Any {
+            type_url: "type.googleapis.com/google.rpc.ErrorInfo".into(),
+            value: vec![10, 4, b'G', b'O', b'N', b'E'],
+        };
+        let mut st = Status::with_details(Code::NotFound, "gone", vec![detail.clone()]);
+        *st.metadata_mut() = headers(&[("grpc-status", "5"), ("x-err", "e1")]);
+        let out = relayed(&st);
+        assert_eq!((out.code(), out.message()), (Code::NotFound, "gone"));
+        assert_eq!(out.detail_list(), [detail]);
+        assert_eq!(names(out.metadata()), ["x-err=\"e1\""]);
+        let plain = relayed(&Status::new(Code::Unavailable, "down"));
+        assert_eq!((plain.code(), plain.message()), (Code::Unavailable, "down"));
+        assert!(plain.details().is_none());
+    }
+
+    #[test]
+    fn a_recorder_knows_each_method_s_path_and_refuses_others() {
+        let pool = pool();
+        let dir = temp_dir("record-new");
+        let health = crate::health::descriptor(&pool).unwrap();
+        let r = Recorder::new(
+            &Record {
+                upstream: "grpc://127.0.0.1:50051".into(),
+                stubs_out: dir.join("stubs"),
+                data_out: Some(dir.join("out/calls.ndjson")),
+            },
+            &[health],
+        )
+        .unwrap();
+        assert_eq!(r.0.target, "127.0.0.1:50051");
+        // The folders and the data file exist before the first call.
+        assert!(dir.join("stubs").is_dir());
+        assert!(dir.join("out/calls.ndjson").is_file());
+        assert_eq!(
+            r.path(&check(&pool)).unwrap(),
+            "/grpc.health.v1.Health/Check"
+        );
+        let other = method(
+            &pool,
+            "grpc.reflection.v1.ServerReflection",
+            "ServerReflectionInfo",
+        );
+        let e = r.path(&other).unwrap_err();
+        assert_eq!(e.code(), Code::Unimplemented);
+        assert_eq!(
+            e.message(),
+            "grpc.reflection.v1.ServerReflection.ServerReflectionInfo is not recorded"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

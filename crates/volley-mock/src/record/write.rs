@@ -231,3 +231,236 @@ fn is_file(p: &std::path::Path) -> bool {
     p.extension()
         .is_some_and(|e| e == "ndjson" || e == "jsonl" || e == "json")
 }
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+    use volley_server::{Code, DynamicHandler, Request};
+
+    use super::*;
+    use crate::{
+        stubs::{Options, Stubs},
+        testkit::{block_on, check, method, msg, pool, split, temp_dir},
+    };
+
+    /// The stub files written for `service`, sorted.
+    fn stub_files(stubs_out: &std::path::Path, service: &str) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(stubs_out.join(service))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn read_json(p: &std::path::Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    fn load(stubs_out: &std::path::Path, pool: &DescriptorPool) -> Stubs {
+        Stubs::load_with(
+            &[stubs_out.to_path_buf()],
+            std::slice::from_ref(pool),
+            Options::gripmock(),
+        )
+        .unwrap()
+    }
+
+    fn error_info(pool: &DescriptorPool, reason: &str) -> prost_types::Any {
+        let info = msg(
+            pool.get_message_by_name("google.rpc.ErrorInfo").unwrap(),
+            json!({"reason": reason, "domain": "example.com"}),
+        );
+        prost_types::Any {
+            type_url: "type.googleapis.com/google.rpc.ErrorInfo".into(),
+            value: info.encode_to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_recorded_unary_call_becomes_a_stub_that_answers_as_the_upstream_did() {
+        let pool = pool();
+        let m = check(&pool);
+        let dir = temp_dir("record-unary");
+        let w = Writer::new(dir.join("stubs"), Some(dir.join("calls.ndjson"))).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/grpc"));
+        headers.append("x-multi", HeaderValue::from_static("a"));
+        headers.append("x-multi", HeaderValue::from_static("b"));
+        headers.insert("x-region", HeaderValue::from_static("eu"));
+        headers.insert("x-token-bin", HeaderValue::from_static("AAEC"));
+        let mut trailers = HeaderMap::new();
+        trailers.insert("grpc-status", HeaderValue::from_static("0"));
+        trailers.insert("x-trace", HeaderValue::from_static("t1"));
+        let call = Recorded {
+            method: m.clone(),
+            requests: vec![msg(m.input(), json!({"service": "users"}))],
+            replies: vec![msg(m.output(), json!({"status": "SERVING"}))],
+            headers,
+            trailers,
+            status: None,
+        };
+        w.write(&call).unwrap();
+
+        let files = stub_files(&dir.join("stubs"), "grpc.health.v1.Health");
+        assert_eq!(files.len(), 1);
+        let name = files[0].file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("Check-") && name.ends_with(".json") && name.len() == 27,
+            "{name}"
+        );
+        // The protocol's headers and binary ones are not replayed; repeated ones join with `;`.
+        assert_eq!(
+            read_json(&files[0]),
+            json!({"service": "grpc.health.v1.Health", "method": "Check",
+                   "input": {"equals": {"service": "users"}},
+                   "output": {"data": {"status": "SERVING"},
+                              "headers": {"x-multi": "a;b", "x-region": "eu"},
+                              "trailers": {"x-trace": "t1"}}})
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("calls.ndjson")).unwrap(),
+            "{\"service\":\"users\"}\n"
+        );
+
+        // Read back by the loader, the stub answers the recorded request as the upstream did.
+        let s = load(&dir.join("stubs"), &pool);
+        let req = Request::new(msg(m.input(), json!({"service": "users"})));
+        let (headers, trailers, reply) = split(block_on(s.unary(&m, req)).unwrap());
+        assert_eq!(reply, call.replies[0]);
+        let multi: Vec<&HeaderValue> = headers.get_all("x-multi").iter().collect();
+        assert_eq!(multi, ["a", "b"]);
+        assert_eq!(headers["x-region"], "eu");
+        assert_eq!(trailers["x-trace"], "t1");
+        let other = Request::new(msg(m.input(), json!({"service": "orders"})));
+        assert_eq!(
+            block_on(s.unary(&m, other)).unwrap_err().code(),
+            Code::NotFound
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_recorded_failure_keeps_its_code_message_details_and_metadata() {
+        let pool = pool();
+        let m = check(&pool);
+        let dir = temp_dir("record-error");
+        let w = Writer::new(dir.join("stubs"), None).unwrap();
+        let unknown = prost_types::Any {
+            type_url: "type.googleapis.com/example.NotInThePool".into(),
+            value: vec![],
+        };
+        let mut st = Status::with_details(
+            volley_server::Code::NotFound,
+            "no such user",
+            vec![error_info(&pool, "GONE"), unknown],
+        );
+        st.metadata_mut()
+            .insert("x-err", HeaderValue::from_static("e1"));
+        let mut headers = HeaderMap::new();
+        headers.insert("x-region", HeaderValue::from_static("eu"));
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x-trace", HeaderValue::from_static("t1"));
+        w.write(&Recorded {
+            method: m.clone(),
+            requests: vec![msg(m.input(), json!({"service": "ghost"}))],
+            replies: Vec::new(),
+            headers,
+            trailers,
+            status: Some(st),
+        })
+        .unwrap();
+
+        let files = stub_files(&dir.join("stubs"), "grpc.health.v1.Health");
+        // A type the pool does not know is left out of the details; the error's metadata
+        // goes with the headers, and there are no trailers.
+        assert_eq!(
+            read_json(&files[0])["output"],
+            json!({"error": "no such user", "code": 5,
+                   "details": [{"type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                "reason": "GONE", "domain": "example.com"}],
+                   "headers": {"x-err": "e1", "x-region": "eu"}})
+        );
+
+        let s = load(&dir.join("stubs"), &pool);
+        let req = Request::new(msg(m.input(), json!({"service": "ghost"})));
+        let e = block_on(s.unary(&m, req)).unwrap_err();
+        assert_eq!((e.code(), e.message()), (Code::NotFound, "no such user"));
+        assert_eq!(e.detail_list(), [error_info(&pool, "GONE")]);
+        assert_eq!(e.metadata()["x-err"], "e1");
+        assert_eq!(e.metadata()["x-region"], "eu");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn every_call_is_an_ndjson_line_and_each_distinct_call_one_stub() {
+        let pool = pool();
+        let m = check(&pool);
+        let bidi = method(
+            &pool,
+            "grpc.reflection.v1.ServerReflection",
+            "ServerReflectionInfo",
+        );
+        let dir = temp_dir("record-data");
+        let w = Writer::new(dir.join("stubs"), Some(dir.join("data"))).unwrap();
+        let unary = |service: &str| Recorded {
+            method: m.clone(),
+            requests: vec![msg(m.input(), json!({ "service": service }))],
+            replies: vec![msg(m.output(), json!({}))],
+            headers: HeaderMap::new(),
+            trailers: HeaderMap::new(),
+            status: None,
+        };
+        for s in ["a", "a", "b"] {
+            w.write(&unary(s)).unwrap();
+        }
+        w.write(&Recorded {
+            method: bidi.clone(),
+            requests: vec![
+                msg(bidi.input(), json!({"host": "h", "listServices": "*"})),
+                msg(
+                    bidi.input(),
+                    json!({"host": "h", "fileByFilename": "x.proto"}),
+                ),
+            ],
+            replies: vec![msg(bidi.output(), json!({"validHost": "h"}))],
+            headers: HeaderMap::new(),
+            trailers: HeaderMap::new(),
+            status: None,
+        })
+        .unwrap();
+
+        // One file per method; a client stream's requests are one line, a JSON array.
+        let data = dir.join("data");
+        assert_eq!(
+            std::fs::read_to_string(data.join("grpc.health.v1.Health.Check.ndjson")).unwrap(),
+            "{\"service\":\"a\"}\n{\"service\":\"a\"}\n{\"service\":\"b\"}\n"
+        );
+        let line = std::fs::read_to_string(
+            data.join("grpc.reflection.v1.ServerReflection.ServerReflectionInfo.ndjson"),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&line).unwrap(),
+            json!([{"host": "h", "listServices": "*"}, {"host": "h", "fileByFilename": "x.proto"}])
+        );
+        assert_eq!(line.lines().count(), 1);
+
+        assert_eq!(
+            stub_files(&dir.join("stubs"), "grpc.health.v1.Health").len(),
+            2
+        );
+        let streams = stub_files(&dir.join("stubs"), "grpc.reflection.v1.ServerReflection");
+        assert_eq!(
+            read_json(&streams[0]),
+            json!({"service": "grpc.reflection.v1.ServerReflection",
+                   "method": "ServerReflectionInfo",
+                   "inputs": [{"equals": {"host": "h", "list_services": "*"}},
+                              {"equals": {"host": "h", "file_by_filename": "x.proto"}}],
+                   "output": {"stream": [{"valid_host": "h"}]}})
+        );
+        // Every stub written loads back.
+        assert_eq!(load(&dir.join("stubs"), &pool).len(), 3);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
