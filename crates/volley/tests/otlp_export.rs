@@ -407,6 +407,25 @@ fn spans_reach_the_opentelemetry_collector_over_https_and_grpc_with_tls() {
         "{}",
         collector.log()
     );
+    drop(server);
+    // OTLP/gRPC chosen by OTEL_EXPORTER_OTLP_PROTOCOL (no flag), the service named by
+    // OTEL_SERVICE_NAME, which wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK
+    // specification's order).
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--otlp-endpoint"])
+        .arg(format!("https://127.0.0.1:{}", collector.grpc))
+        .args(["--otlp-cacert", &c])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .env("OTEL_SERVICE_NAME", "shop-grpc-env")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "service.name=not-this-one");
+    let server = VolleyProcess::from_command(cmd);
+    make_a_call(&server);
+    collector.wait_for("shop-grpc-env", "helloworld.Greeter/SayHello");
+    assert!(
+        !collector.log().contains("not-this-one"),
+        "{}",
+        collector.log()
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
