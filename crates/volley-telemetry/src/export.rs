@@ -195,29 +195,45 @@ impl Drop for Exporter {
 }
 
 /// The SDK's resource (which reads `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`), named
-/// `default_name` only when the environment names no service.
+/// `default_name` only when the environment names no service. `OTEL_SERVICE_NAME` wins over a
+/// `service.name` in `OTEL_RESOURCE_ATTRIBUTES`, as the SDK specification orders them; the
+/// Rust SDK's detectors apply the attributes last, so the name is set again after them.
 fn resource(default_name: &str) -> Resource {
     let builder = Resource::builder();
-    let named = names_service(
-        std::env::var("OTEL_SERVICE_NAME").ok().as_deref(),
-        std::env::var("OTEL_RESOURCE_ATTRIBUTES").ok().as_deref(),
-    );
-    if named {
-        builder.build()
-    } else {
-        builder.with_service_name(default_name.to_owned()).build()
+    let service_name = std::env::var("OTEL_SERVICE_NAME").ok();
+    let attributes = std::env::var("OTEL_RESOURCE_ATTRIBUTES").ok();
+    match naming(service_name.as_deref(), attributes.as_deref()) {
+        Naming::ServiceName(name) => builder.with_service_name(name.to_owned()).build(),
+        Naming::Attributes => builder.build(),
+        Naming::Default => builder.with_service_name(default_name.to_owned()).build(),
     }
 }
 
-/// Whether the environment names the service.
-fn names_service(service_name: Option<&str>, attributes: Option<&str>) -> bool {
-    service_name.is_some_and(|s| !s.trim().is_empty())
-        || attributes.is_some_and(|a| {
-            a.split(',').any(|kv| {
-                kv.split_once('=')
-                    .is_some_and(|(k, _)| k.trim() == "service.name")
-            })
+/// What names the service.
+#[derive(Debug, PartialEq)]
+enum Naming<'a> {
+    /// `OTEL_SERVICE_NAME`.
+    ServiceName(&'a str),
+    /// A `service.name` in `OTEL_RESOURCE_ATTRIBUTES`.
+    Attributes,
+    /// Nothing in the environment: the program's own name.
+    Default,
+}
+
+fn naming<'a>(service_name: Option<&'a str>, attributes: Option<&str>) -> Naming<'a> {
+    if let Some(name) = service_name.map(str::trim).filter(|s| !s.is_empty()) {
+        return Naming::ServiceName(name);
+    }
+    let in_attributes = attributes.is_some_and(|a| {
+        a.split(',').any(|kv| {
+            kv.split_once('=')
+                .is_some_and(|(k, _)| k.trim() == "service.name")
         })
+    });
+    match in_attributes {
+        true => Naming::Attributes,
+        false => Naming::Default,
+    }
 }
 
 /// The exporter for the protocol chosen.
@@ -293,14 +309,19 @@ mod tests {
 
     #[test]
     fn the_environment_names_the_service() {
-        assert!(names_service(Some("shop"), None));
-        assert!(!names_service(Some(" "), None));
-        assert!(names_service(
-            None,
-            Some("deployment=prod, service.name=shop")
-        ));
-        assert!(!names_service(None, Some("service.namespace=x")));
-        assert!(!names_service(None, None));
+        assert_eq!(naming(Some("shop"), None), Naming::ServiceName("shop"));
+        assert_eq!(naming(Some(" "), None), Naming::Default);
+        assert_eq!(
+            naming(None, Some("deployment=prod, service.name=shop")),
+            Naming::Attributes
+        );
+        // OTEL_SERVICE_NAME wins over the attributes' service.name.
+        assert_eq!(
+            naming(Some("shop"), Some("service.name=other")),
+            Naming::ServiceName("shop")
+        );
+        assert_eq!(naming(None, Some("service.namespace=x")), Naming::Default);
+        assert_eq!(naming(None, None), Naming::Default);
     }
 
     #[test]
