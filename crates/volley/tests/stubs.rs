@@ -230,18 +230,12 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
     }
 }
 
-/// A free loopback port, for a listener the test names before the server starts.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
 
 #[test]
 fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
     let dir = project("live", &[("get.yaml", GET_STUBS)]);
-    let admin = format!("127.0.0.1:{}", free_port());
+    // Port 0: the address bound is read from the log (a port found free and handed over could
+    // be taken by a test running beside this one before volley binds it).
     let server = VOLLEY.serve(&[
         "--no-builtin",
         "--proto",
@@ -249,8 +243,15 @@ fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
         "--stubs",
         &dir.join("stubs").display().to_string(),
         "--admin-addr",
-        &admin,
+        "127.0.0.1:0",
     ]);
+    let admin = server
+        .log()
+        .split("stubs admin API on http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .expect("the admin API's address in the log")
+        .to_owned();
     let addr = server.addr().to_string();
     let curl = |args: &[&str]| {
         let out = Command::new(tool("curl"))
