@@ -108,6 +108,8 @@ pub struct UnaryReply {
     pub bytes: usize,
 }
 
+// Reached from outside through `load` only.
+#[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// The status for a transport failure, worded as grpc-go words them (ghz prints these).
 pub fn transport_status(e: &h2::Error) -> Status {
     if let Some(reason) = e.reason() {
@@ -132,6 +134,8 @@ pub fn transport_status(e: &h2::Error) -> Status {
     Status::unavailable(format!("transport: {e}"))
 }
 
+// Reached from outside through `load` only.
+#[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// A failed attempt, and what it says about the connection and a second try.
 #[derive(Debug)]
 pub struct Failure {
@@ -257,6 +261,8 @@ pub(crate) fn http_status(s: http::StatusCode) -> Status {
     )
 }
 
+// Reached from outside through `load` only.
+#[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// Queues one message on a request stream once the peer's flow control has room for some of it
 /// (h2 buffers the rest), so a fast sender cannot run ahead of a slow server without bound.
 pub async fn send_message(

@@ -169,9 +169,20 @@ pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn Io>, ConnectError> 
             Box::new(tcp)
         }
     };
-    let Some(cfg) = &ep.tls else {
-        return Ok(io);
-    };
+    #[cfg(feature = "tls")]
+    if let Some(cfg) = &ep.tls {
+        return tls_over(ep, cfg, io).await;
+    }
+    Ok(io)
+}
+
+/// The TLS handshake over a dialled stream.
+#[cfg(feature = "tls")]
+async fn tls_over(
+    ep: &Endpoint,
+    cfg: &Arc<rustls::ClientConfig>,
+    io: Box<dyn Io>,
+) -> Result<Box<dyn Io>, ConnectError> {
     let connector = tokio_rustls::TlsConnector::from(cfg.clone());
     let tls = connector
         .connect(ep.server_name.clone(), io)
@@ -189,6 +200,7 @@ async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
 }
 
 /// Says which side refused a TLS handshake.
+#[cfg(feature = "tls")]
 fn explain_tls(e: &std::io::Error) -> String {
     let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
     match inner {
@@ -209,6 +221,7 @@ fn explain_tls(e: &std::io::Error) -> String {
     }
 }
 
+#[cfg(feature = "tls")]
 /// What is wrong with a server certificate, and which flag changes it, in one sentence.
 fn explain_certificate(c: &rustls::CertificateError) -> String {
     use rustls::CertificateError as E;
@@ -272,6 +285,7 @@ fn explain_certificate(c: &rustls::CertificateError) -> String {
     }
 }
 
+#[cfg(feature = "tls")]
 /// A name from the certificate as rustls lists it (`DnsName("localhost")`, `IpAddress(::1)`),
 /// without the wrapping.
 fn presented_name(p: &str) -> &str {
@@ -284,6 +298,7 @@ fn presented_name(p: &str) -> &str {
         .unwrap_or(p)
 }
 
+#[cfg(feature = "tls")]
 /// A server name as the user typed it (`localhost`, `127.0.0.1`), not its Debug form.
 fn name_of(name: &rustls::pki_types::ServerName<'_>) -> String {
     match name {
@@ -294,7 +309,7 @@ fn name_of(name: &rustls::pki_types::ServerName<'_>) -> String {
 }
 
 fn plaintext_hint(ep: &Endpoint, e: &h2::Error) -> String {
-    if ep.tls.is_none() {
+    if !ep.is_tls() {
         format!("{e} (the server may want TLS: drop --insecure)")
     } else {
         e.to_string()

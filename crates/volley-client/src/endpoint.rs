@@ -2,9 +2,13 @@
 //! `ipv4:a:p,b:p`, `ipv6:[a]:p,[b]:p`, `unix:/path`), plaintext or TLS, the `:authority`, and
 //! the dial and keepalive timers.
 
-use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+#[cfg(feature = "tls")]
+use std::sync::Arc;
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use rustls::{ClientConfig, pki_types::ServerName};
+#[cfg(feature = "tls")]
+use rustls::ClientConfig;
+use rustls_pki_types::ServerName;
 
 /// Default dial timeout (ghz `--connect-timeout`).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -135,7 +139,9 @@ impl std::fmt::Display for Target {
 pub struct Endpoint {
     /// Where.
     pub target: Target,
-    /// TLS config; `None` for plaintext h2c.
+    /// TLS config; `None` for plaintext h2c. Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub tls: Option<Arc<ClientConfig>>,
     /// Name checked against the server certificate (ghz `--cname`; default: the host).
     pub server_name: ServerName<'static>,
@@ -162,6 +168,7 @@ impl Endpoint {
         };
         Ok(Endpoint {
             target,
+            #[cfg(feature = "tls")]
             tls: None,
             server_name,
             authority,
@@ -170,11 +177,25 @@ impl Endpoint {
         })
     }
 
-    /// Uses TLS with `config`.
+    /// Uses TLS with `config`. Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     #[must_use]
     pub fn tls(mut self, config: Arc<ClientConfig>) -> Self {
         self.tls = Some(config);
         self
+    }
+
+    /// Whether connections to it speak TLS.
+    #[cfg(feature = "tls")]
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Whether connections to it speak TLS: never, without the `tls` feature.
+    #[cfg(not(feature = "tls"))]
+    pub fn is_tls(&self) -> bool {
+        false
     }
 
     /// The endpoint a URI or target names, as tonic's `Endpoint` takes them: `http://host:port`
@@ -193,6 +214,14 @@ impl Endpoint {
                 format!("{host_part}:{port}")
             }
         };
+        #[cfg(not(feature = "tls"))]
+        if s.starts_with("https://") {
+            return Err(EndpointError::Tls {
+                target: s.to_owned(),
+                problem: "this volley-client is built without its `tls` feature".into(),
+            });
+        }
+        #[cfg(feature = "tls")]
         if let Some(rest) = s.strip_prefix("https://") {
             let ep = Endpoint::new(Target::parse(&with_port(rest, 443))?)?;
             let cfg =

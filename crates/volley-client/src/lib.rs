@@ -16,8 +16,25 @@
 //! What only the load engine uses is in `load`: the lean per-call path (`load::call`, with
 //! [`CallHead`] and [`UnaryReply`]), the bench's own HTTP/2 client for unary calls
 //! (`load::fast`) and HTTP/1.1 connections for plain-HTTP load (`load::http1`).
+//!
+//! # Where to start
+//!
+//! A generated client (`volley-build`, brought in with [`include_proto!`]):
+//! `GreeterClient::connect("http://127.0.0.1:50051").await?` takes what tonic's takes (`&str`,
+//! `String`, an `http::Uri` or an [`Endpoint`], with or without `http://`), then one method per
+//! rpc. For several connections or addresses build a [`Channel`] from an [`Endpoint`] and a
+//! [`Strategy`], and hand it to `GreeterClient::new`. The guide is `docs/client.md`.
+//!
+//! # Features
+//!
+//! The default is all of them. With `default-features = false` the client speaks gRPC on h2c with
+//! gzip, deadlines, interceptors, channels, balancing, retries, hedging and service configs;
+//! `tls` adds rustls (`https://` endpoints, CAs, mutual TLS), `reflection` the [`reflect`]
+//! module, `metrics` gRPC's A66 client metrics, `load` the load generator's own paths. An item
+//! used without its feature does not resolve, and rustc's note names the feature.
 
 #![deny(unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod attempt;
 pub mod channel;
@@ -25,12 +42,20 @@ pub mod codegen;
 pub mod connection;
 pub mod endpoint;
 pub mod grpc;
+#[cfg(feature = "load")]
+#[cfg_attr(docsrs, doc(cfg(feature = "load")))]
 pub mod load;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
 mod policy;
+#[cfg(feature = "reflection")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reflection")))]
 pub mod reflect;
 mod retry;
 pub mod service_config;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 
 pub use attempt::{CallHead, UnaryReply};

@@ -7,14 +7,16 @@ use bytes::Bytes;
 use prost_reflect::DescriptorPool;
 use volley_wire::codec::{DEFAULT_MAX_RECV, DEFAULT_MAX_SEND};
 
+#[cfg(feature = "web")]
+use crate::route::rest::Route;
 use crate::{
     ServeError, Server, Service,
     conn::{ConnContext, ConnSettings},
-    health::HealthReporter,
     intercept::{Chain, Interceptor, Registered},
-    pb::health::health_check_response::ServingStatus,
-    route::{Endpoint, Limits, Router, Shared, rest::Route},
+    route::{Endpoint, Limits, Router, Shared},
 };
+#[cfg(feature = "health")]
+use crate::{health::HealthReporter, pb::health::health_check_response::ServingStatus};
 
 /// Default `SETTINGS_MAX_CONCURRENT_STREAMS`: bounded, unlike grpc-go's 2^32-1, but above the
 /// seeds' highest concurrency on one connection (500).
@@ -41,13 +43,19 @@ pub struct ServerBuilder {
     max_connections: Option<usize>,
     max_connection_idle: Option<Duration>,
     ping_min_interval: Option<Duration>,
+    #[cfg(feature = "tls")]
     tls: Option<Arc<rustls::ServerConfig>>,
+    #[cfg(feature = "tls")]
     also_plaintext: bool,
+    #[cfg(feature = "health")]
     health: bool,
+    #[cfg(feature = "reflection")]
     reflection: bool,
+    #[cfg(feature = "web")]
     http_rules: Vec<(String, crate::pb::google_api::HttpRule)>,
     interceptors: Vec<Registered>,
     endpoints: Vec<Endpoint>,
+    #[cfg(feature = "web")]
     cors: Option<crate::cors::Cors>,
     in_flight: Option<crate::limit::InFlightLimit>,
     conn_counts: crate::conn::ConnCounts,
@@ -71,13 +79,19 @@ impl Default for ServerBuilder {
             max_connections: None,
             max_connection_idle: None,
             ping_min_interval: Some(DEFAULT_PING_MIN_INTERVAL),
+            #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "tls")]
             also_plaintext: false,
+            #[cfg(feature = "health")]
             health: true,
+            #[cfg(feature = "reflection")]
             reflection: true,
+            #[cfg(feature = "web")]
             http_rules: Vec::new(),
             interceptors: Vec::new(),
             endpoints: Vec::new(),
+            #[cfg(feature = "web")]
             cors: None,
             in_flight: None,
             conn_counts: crate::conn::ConnCounts::default(),
@@ -186,13 +200,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Serve TLS with this config (its ALPN list should offer `h2`).
+    /// Serve TLS with this config (its ALPN list should offer `h2`). Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
         self.tls = Some(config);
         self
     }
 
     /// With TLS set, also accept plaintext h2c on the same port (told apart by the first byte).
+    /// Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn also_plaintext(mut self, on: bool) -> Self {
         self.also_plaintext = on;
         self
@@ -200,6 +219,9 @@ impl ServerBuilder {
 
     /// Adds a REST route for a method (`package.Service.Method`), as a `google.api.http` rule in
     /// the method's options would; rules in the registered descriptors are read by themselves.
+    /// Needs the `web` feature.
+    #[cfg(feature = "web")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "web")))]
     pub fn http_rule(mut self, method: &str, rule: crate::pb::google_api::HttpRule) -> Self {
         self.http_rules.push((method.to_owned(), rule));
         self
@@ -216,6 +238,9 @@ impl ServerBuilder {
 
     /// Records gRPC's A66 metrics for every call and serves them at `GET /metrics` on the
     /// calls' port (see [`metrics`](crate::metrics)), with the server's connection counts.
+    /// Needs the `metrics` feature.
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
         self.conn_counts = metrics.connections().clone();
         let page = metrics.clone();
@@ -237,15 +262,16 @@ impl ServerBuilder {
     }
 
     /// Lets web pages on other origins call the server (gRPC-Web, Connect): see
-    /// [`cors`](crate::cors).
+    /// [`cors`](crate::cors). Needs the `web` feature.
+    #[cfg(feature = "web")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "web")))]
     pub fn cors(mut self, cors: crate::cors::Cors) -> Self {
         self.cors = Some(cors);
         self
     }
 
     /// Answers `GET path` on the calls' port with what `render` returns (a content type and a
-    /// body), rendered per request: how [`metrics::Metrics`](crate::metrics::Metrics) serves
-    /// `/metrics`.
+    /// body), rendered per request: how `metrics::Metrics` serves `/metrics`.
     pub fn page(
         self,
         path: impl Into<String>,
@@ -285,13 +311,17 @@ impl ServerBuilder {
         self
     }
 
-    /// Serve `grpc.health.v1.Health` (default on).
+    /// Serve `grpc.health.v1.Health` (default on). Needs the `health` feature.
+    #[cfg(feature = "health")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "health")))]
     pub fn health(mut self, on: bool) -> Self {
         self.health = on;
         self
     }
 
-    /// Serve server reflection v1 and v1alpha (default on).
+    /// Serve server reflection v1 and v1alpha (default on). Needs the `reflection` feature.
+    #[cfg(feature = "reflection")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "reflection")))]
     pub fn reflection(mut self, on: bool) -> Self {
         self.reflection = on;
         self
@@ -326,11 +356,14 @@ impl ServerBuilder {
             self.interceptors.push(Registered::new(limit));
         }
         let mut router = Router::default();
+        #[cfg(feature = "health")]
         let reporter = HealthReporter::default();
+        #[cfg_attr(not(feature = "reflection"), allow(unused_mut, unused_variables))]
         let mut names: Vec<String> = self.services.iter().map(|s| s.name.clone()).collect();
         for s in self.services {
             router.add(s);
         }
+        #[cfg(feature = "health")]
         if self.health {
             reporter.set("", ServingStatus::Serving);
             for n in &names {
@@ -344,13 +377,16 @@ impl ServerBuilder {
         for fds in &self.descriptor_sets {
             pool.decode_file_descriptor_set(fds.clone())?;
         }
+        #[cfg(feature = "web")]
         let mut rest = Vec::new();
+        #[cfg(feature = "web")]
         for m in pool
             .services()
             .flat_map(|s| s.methods().collect::<Vec<_>>())
         {
             rest.extend(Route::from_options(&m)?);
         }
+        #[cfg(feature = "web")]
         for (name, rule) in &self.http_rules {
             let (svc, method) = name.rsplit_once('.').unwrap_or((name, ""));
             let m = pool
@@ -369,6 +405,7 @@ impl ServerBuilder {
                 )
             })
             .collect();
+        #[cfg(feature = "reflection")]
         if self.reflection {
             names.extend(crate::reflection::SERVICE_NAMES.map(String::from));
             for s in crate::reflection::services(pool, names) {
@@ -385,10 +422,12 @@ impl ServerBuilder {
             router,
             limits: self.limits,
             descriptors,
+            #[cfg(feature = "web")]
             rest,
             chain,
             intercepted,
             endpoints: self.endpoints,
+            #[cfg(feature = "web")]
             cors: self.cors,
         });
         let conn = ConnContext::new(
@@ -396,7 +435,9 @@ impl ServerBuilder {
             ConnSettings {
                 max_concurrent_streams: self.max_concurrent_streams,
                 keepalive: self.keepalive,
+                #[cfg(feature = "tls")]
                 tls: self.tls,
+                #[cfg(feature = "tls")]
                 also_plaintext: self.also_plaintext,
                 max_age: self.max_connection_age,
                 grace: self.grace,
@@ -407,7 +448,12 @@ impl ServerBuilder {
                 counts: self.conn_counts,
             },
         );
-        Ok(Server::new(conn, self.grace, reporter))
+        Ok(Server::new(
+            conn,
+            self.grace,
+            #[cfg(feature = "health")]
+            reporter,
+        ))
     }
 }
 

@@ -9,9 +9,11 @@ pub enum ServeError {
     #[error("invalid file descriptor set: {0}")]
     Descriptor(#[from] prost_reflect::DescriptorError),
     /// A REST rule could not be used.
+    #[cfg(feature = "web")]
     #[error("{0}")]
     Rule(#[from] crate::route::rest::RuleError),
     /// A REST rule names a method the schema does not have.
+    #[cfg(feature = "web")]
     #[error("http_rule for unknown method {0}")]
     UnknownMethod(String),
     /// The listener failed.

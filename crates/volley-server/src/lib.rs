@@ -4,6 +4,34 @@
 //! bound. One handler answers every call kind; the server adds deadlines, gzip, health, reflection,
 //! message limits, TLS and a graceful drain.
 //!
+//! # Where to start
+//!
+//! Generate a service from your `.proto` with `volley-build` in `build.rs`, bring it in with
+//! [`include_proto!`], implement its trait, then
+//! `Server::builder().add_service(GreeterServer::new(svc)).serve(addr).await` (tonic's shape;
+//! [`ServerBuilder::serve`]). The repository's `examples/greeter` is the crate to copy, and
+//! `docs/services.md` the guide (coming from tonic, volley in axum).
+//!
+//! # Features
+//!
+//! The default is every battery. With `default-features = false` volley-server is a gRPC
+//! server on h2c with gzip, deadlines, interceptors, message and concurrency limits, the
+//! graceful drain and the [`Router`] for tower; each feature adds one thing:
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `tls` | [`tls`] and [`ServerBuilder::tls`] (rustls, ALPN, mutual TLS, rcgen's self-signed) |
+//! | `reflection` | [`reflection`] and [`ServerBuilder::reflection`] |
+//! | `health` | [`health`], [`Server::health`] and [`ServerBuilder::health`] |
+//! | `web` | gRPC-Web, Connect, REST from `google.api.http` and [`cors`] (a build without it answers their content types 415) |
+//! | `dynamic` | services from run-time descriptors: [`Service::dynamic`], [`DynamicHandler`] |
+//! | `metrics` | [`metrics`] (gRPC's A66 on a Prometheus page) and [`ServerBuilder::metrics`] |
+//!
+//! Traces (OpenTelemetry) are the `volley-telemetry` crate's: it depends on this crate and on
+//! `volley-client`, so it is a crate beside them rather than a feature of either. An item used
+//! without its feature is an unresolved name; rustc's note names the feature it is gated
+//! behind, and each gated item's documentation says which.
+//!
 //! # Layout
 //!
 //! In the order a request flows through it; every module imports only from those below it.
@@ -36,36 +64,51 @@
 //! shared with the client and the load generator; its [`Status`], [`Code`], [`IntoFrame`] and
 //! [`Reply`] are re-exported here.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod auth;
 mod body;
 mod builder;
 mod call;
 pub mod codegen;
 mod conn;
+#[cfg(feature = "web")]
+#[cfg_attr(docsrs, doc(cfg(feature = "web")))]
 pub mod cors;
 mod deadline;
 mod error;
 pub mod fds;
 mod handler;
+#[cfg(feature = "health")]
+#[cfg_attr(docsrs, doc(cfg(feature = "health")))]
 pub mod health;
 pub mod intercept;
 pub mod limit;
 pub mod listen;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+#[cfg(feature = "reflection")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reflection")))]
 pub mod reflection;
 mod route;
 mod server;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 mod tower;
 pub mod transcode;
 
 pub use body::{ResponseBody, Streaming};
 pub use builder::ServerBuilder;
+#[cfg(feature = "web")]
+#[cfg_attr(docsrs, doc(cfg(feature = "web")))]
 pub use call::ConnectGetQuery;
 pub use error::ServeError;
-pub use handler::{
-    DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Service, ServiceBuilder,
-};
+#[cfg(feature = "dynamic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dynamic")))]
+pub use handler::{DynamicFuture, DynamicHandler, DynamicStream};
+pub use handler::{Request, Response, Service, ServiceBuilder};
 pub use server::{ConnectionCounts, Server};
 pub use tower::Router;
 /// Generated health and reflection types (from `volley-proto`).

@@ -31,7 +31,7 @@ use crate::intercept::{Call, CallEnd, Interceptor};
 
 /// Services never refused: health checks, and reflection (which `grpcurl` asks before any call).
 const EXEMPT: [&str; 3] = [
-    crate::health::SERVICE_NAME,
+    "grpc.health.v1.Health",
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
 ];

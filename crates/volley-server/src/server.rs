@@ -18,19 +18,21 @@ use tokio::{
 };
 use tracing::{debug, warn};
 
+#[cfg(feature = "health")]
+use crate::health::HealthReporter;
 use crate::{
     ServeError,
     conn::{
         ConnContext,
         socket::{Accept, Incoming},
     },
-    health::HealthReporter,
 };
 
 /// A built server, ready to [`serve`](Server::serve) listeners.
 pub struct Server {
     pub(crate) conn: Arc<ConnContext>,
     grace: Duration,
+    #[cfg(feature = "health")]
     health: HealthReporter,
 }
 
@@ -48,15 +50,22 @@ pub struct ConnectionCounts {
 }
 
 impl Server {
-    pub(crate) fn new(conn: ConnContext, grace: Duration, health: HealthReporter) -> Server {
+    pub(crate) fn new(
+        conn: ConnContext,
+        grace: Duration,
+        #[cfg(feature = "health")] health: HealthReporter,
+    ) -> Server {
         Server {
             conn: Arc::new(conn),
             grace,
+            #[cfg(feature = "health")]
             health,
         }
     }
 
-    /// The health reporter; set statuses while serving.
+    /// The health reporter; set statuses while serving. Needs the `health` feature.
+    #[cfg(feature = "health")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "health")))]
     pub fn health(&self) -> &HealthReporter {
         &self.health
     }
@@ -150,6 +159,7 @@ impl Server {
             }
         }
         drop(listener);
+        #[cfg(feature = "health")]
         self.health.shutdown();
         let _ = drain.send(true);
         let open = drain.receiver_count();

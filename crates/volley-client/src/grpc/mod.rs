@@ -84,7 +84,7 @@ impl Grpc {
     /// Typed calls over `channel` (any strategy).
     pub fn new(channel: Channel) -> Grpc {
         let ep = channel.endpoint();
-        let scheme = if ep.tls.is_some() {
+        let scheme = if ep.is_tls() {
             Scheme::HTTPS
         } else {
             Scheme::HTTP

@@ -11,7 +11,9 @@
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use http::{HeaderMap, HeaderName, StatusCode};
+#[cfg(feature = "web")]
+use http::HeaderName;
+use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 use volley_wire::{
     Code, Status,
@@ -19,10 +21,13 @@ use volley_wire::{
     timeout::parse_grpc_timeout,
 };
 
-use super::{Way, connect, grpc, rest};
+use super::{Way, grpc};
+#[cfg(feature = "web")]
+use super::{connect, rest};
+#[cfg(feature = "web")]
+use crate::deadline::connect_timeout;
 use crate::{
     body::{HttpResponse, RequestBody, trailers_only},
-    deadline::connect_timeout,
     handler::BoxFuture,
     intercept::{
         Admission, Call, CallInfo, CallProtocol, EndGuard, MethodInfo, Peer, Record, share,
@@ -39,6 +44,7 @@ pub(crate) fn serve(
 ) -> BoxFuture<HttpResponse> {
     let started = crate::intercept::now();
     let path = match &way {
+        #[cfg(feature = "web")]
         Way::Rest { route, .. } => shared.rest[*route].grpc_path.as_str(),
         _ => req.uri().path(),
     };
@@ -124,14 +130,12 @@ fn respond(
     added: Added,
     verdict: Result<(), Status>,
 ) -> BoxFuture<HttpResponse> {
-    let Held {
-        mut parts,
-        body,
-        way,
-    } = request;
+    let Held { parts, body, way } = request;
     let finish = match &way {
         Way::Framed { env, json } => Finish::Framed(*env, *json),
+        #[cfg(feature = "web")]
         Way::ConnectPost { .. } | Way::ConnectGet => Finish::Connect,
+        #[cfg(feature = "web")]
         Way::Rest { .. } => Finish::Rest,
     };
     let (tally, guard) = share(record);
@@ -150,9 +154,11 @@ fn respond(
                 // One box: the adapter's future with the finish mapped on.
                 Box::pin(answer.map(move |resp| complete(resp, finish, guard, added)))
             }
+            #[cfg(feature = "web")]
             _ => {
                 // Connect unary and REST read the whole body at once: they count it into the
                 // tally they find here.
+                let mut parts = parts;
                 parts.extensions.insert(tally);
                 let req = http::Request::from_parts(parts, body);
                 let served = super::adapter(shared, guard.peer(), req, way);
@@ -185,6 +191,7 @@ fn complete(mut resp: HttpResponse, finish: Finish, guard: EndGuard, added: Adde
             resp.body_mut().watch(guard);
             grpc::shape(resp, env, json)
         }
+        #[cfg(feature = "web")]
         Finish::Connect | Finish::Rest => {
             let failed = resp.extensions_mut().remove::<Status>();
             guard.unprefixed(failed.is_none());
@@ -200,6 +207,7 @@ fn complete(mut resp: HttpResponse, finish: Finish, guard: EndGuard, added: Adde
 
 /// The protocol and deadline interceptors are told of.
 fn facts(way: &Way, headers: &HeaderMap) -> (CallProtocol, Option<Instant>) {
+    #[cfg(feature = "web")]
     let connect_deadline = || connect_timeout(headers).ok().flatten();
     match way {
         Way::Framed {
@@ -210,13 +218,18 @@ fn facts(way: &Way, headers: &HeaderMap) -> (CallProtocol, Option<Instant>) {
             env: Envelope::Web { .. },
             ..
         } => (CallProtocol::GrpcWeb, grpc_deadline(headers)),
+        #[cfg(feature = "web")]
         Way::Framed {
             env: Envelope::Connect,
             ..
         }
         | Way::ConnectPost { .. }
         | Way::ConnectGet => (CallProtocol::Connect, connect_deadline()),
+        #[cfg(feature = "web")]
         Way::Rest { .. } => (CallProtocol::Rest, connect_deadline()),
+        // Without `web` only gRPC is read from a request (`route::protocol`).
+        #[cfg(not(feature = "web"))]
+        Way::Framed { .. } => (CallProtocol::Grpc, grpc_deadline(headers)),
     }
 }
 
@@ -230,7 +243,9 @@ fn grpc_deadline(headers: &HeaderMap) -> Option<Instant> {
 fn refusal(finish: Finish, status: &Status) -> HttpResponse {
     match finish {
         Finish::Framed(..) => trailers_only(status),
+        #[cfg(feature = "web")]
         Finish::Connect => connect::error_response(status, None),
+        #[cfg(feature = "web")]
         Finish::Rest => rest::error_response(status),
     }
 }
@@ -240,11 +255,14 @@ fn refusal(finish: Finish, status: &Status) -> HttpResponse {
 #[derive(Clone, Copy)]
 enum Finish {
     Framed(Envelope, bool),
+    #[cfg(feature = "web")]
     Connect,
+    #[cfg(feature = "web")]
     Rest,
 }
 
 /// Interceptors' trailers on a Connect unary response: `trailer-` headers.
+#[cfg(feature = "web")]
 fn connect_trailers(headers: &mut HeaderMap, trailers: HeaderMap) {
     for (k, v) in &trailers {
         if let Ok(name) = HeaderName::from_bytes(format!("trailer-{}", k.as_str()).as_bytes()) {
@@ -294,7 +312,10 @@ mod tests {
         let request = Box::new(Held {
             parts,
             body,
-            way: Way::ConnectGet,
+            way: Way::Framed {
+                env: Envelope::Grpc,
+                json: false,
+            },
         });
         let f = admit_then_respond(shared, record, request, 0);
         let size = std::mem::size_of_val(&f);

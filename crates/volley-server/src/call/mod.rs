@@ -2,14 +2,14 @@
 //! `grpc`, Connect unary in `connect`, REST in `rest`) or refuse it with a plain HTTP answer;
 //! on a server with interceptors, `intercepted` runs them around the adapter.
 
+#[cfg(feature = "web")]
 mod connect;
 mod grpc;
 mod intercepted;
+#[cfg(feature = "web")]
 mod rest;
 
 use std::sync::Arc;
-
-use futures_util::FutureExt;
 
 use crate::{
     body::{HttpResponse, RequestBody, ResponseBody, discard, plain, read_limited},
@@ -18,6 +18,7 @@ use crate::{
     route::{Envelope, Protocol, Shared, protocol},
 };
 
+#[cfg(feature = "web")]
 pub use connect::ConnectGetQuery;
 
 /// How a call is served: the protocol adapter a request's head chose.
@@ -25,10 +26,13 @@ pub(crate) enum Way {
     /// gRPC, gRPC-Web or Connect streaming (`grpc`).
     Framed { env: Envelope, json: bool },
     /// A Connect unary POST (`connect`).
+    #[cfg(feature = "web")]
     ConnectPost { json: bool },
     /// A Connect unary GET (`connect`).
+    #[cfg(feature = "web")]
     ConnectGet,
     /// A REST route (`rest`): its index and the path's variables.
+    #[cfg(feature = "web")]
     Rest {
         route: usize,
         vars: Vec<(String, String)>,
@@ -42,6 +46,19 @@ pub(crate) enum Way {
 /// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
 /// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
 pub(crate) fn serve(
+    shared: Arc<Shared>,
+    peer: &Arc<Peer>,
+    req: http::Request<RequestBody>,
+) -> BoxFuture<HttpResponse> {
+    #[cfg(feature = "web")]
+    return with_cors(shared, peer, req);
+    #[cfg(not(feature = "web"))]
+    route(shared, peer, req)
+}
+
+/// [`serve`] on a server with the `web` feature: CORS preflights answered, CORS headers added.
+#[cfg(feature = "web")]
+fn with_cors(
     shared: Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
@@ -65,6 +82,7 @@ pub(crate) fn serve(
         };
         return Box::pin(std::future::ready(resp));
     }
+    use futures_util::FutureExt;
     let extra = cors.reply_headers(&parts.headers);
     let call = route(shared, peer, http::Request::from_parts(parts, body));
     match extra {
@@ -101,10 +119,13 @@ fn adapter(
 ) -> BoxFuture<HttpResponse> {
     match way {
         Way::Framed { env, json } => Box::pin(grpc::serve(&shared, peer, req, env, json)),
+        #[cfg(feature = "web")]
         Way::ConnectPost { json } => {
             Box::pin(connect::serve_unary(shared, peer.clone(), req, json))
         }
+        #[cfg(feature = "web")]
         Way::ConnectGet => Box::pin(connect::serve_get(shared, peer.clone(), req)),
+        #[cfg(feature = "web")]
         Way::Rest { route, vars } => Box::pin(rest::serve(shared, peer.clone(), req, route, vars)),
     }
 }
@@ -140,6 +161,7 @@ fn choose(
             ));
         }
     }
+    #[cfg(feature = "web")]
     if !grpc
         && !shared.rest.is_empty()
         && let Some((route, vars)) =
@@ -149,9 +171,11 @@ fn choose(
     }
     match proto {
         Protocol::Framed { env, json } => Ok((Way::Framed { env, json }, req)),
+        #[cfg(feature = "web")]
         Protocol::ConnectUnary { json } if req.method() == http::Method::POST => {
             Ok((Way::ConnectPost { json }, req))
         }
+        #[cfg(feature = "web")]
         Protocol::ConnectUnary { .. } if req.method() != http::Method::GET => Err(refuse(
             req,
             http::StatusCode::METHOD_NOT_ALLOWED,
@@ -165,6 +189,7 @@ fn choose(
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
             Err(refuse(req, http::StatusCode::OK, HELLO))
         }
+        #[cfg(feature = "web")]
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
             Ok((Way::ConnectGet, req))
         }
@@ -176,7 +201,7 @@ fn choose(
         _ => Err(refuse(
             req,
             http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n",
+            UNSUPPORTED,
         )),
     }
 }
@@ -216,6 +241,15 @@ fn refuse(
         plain(code, text)
     })
 }
+
+/// The answer to a request in no protocol the server speaks.
+#[cfg(feature = "web")]
+const UNSUPPORTED: &str =
+    "volley: unsupported content-type; this port speaks gRPC, gRPC-Web and Connect\n";
+/// The answer to a request in no protocol the server speaks (built without `web`).
+#[cfg(not(feature = "web"))]
+const UNSUPPORTED: &str = "volley: unsupported content-type; this port speaks gRPC (gRPC-Web and \
+                           Connect are volley-server's `web` feature)\n";
 
 /// The body of `GET /`, a short text like the seed's Hyperf hello endpoint (for wrk).
 pub(crate) const HELLO: &str = "Hello from volley.\n";

@@ -1,11 +1,15 @@
 //! The server's connection counts (accepted, open, refused over the cap): what
-//! [`Server::connections`](crate::Server::connections) reports and, with
-//! [`metrics`](crate::metrics), what `/metrics` exposes.
+//! [`Server::connections`](crate::Server::connections) reports and, with the `metrics` feature,
+//! what `/metrics` exposes (the same atomics, as Prometheus' counter and gauge types).
 
+#[cfg(feature = "metrics")]
 use prometheus_client::{
     metrics::{counter::Counter, gauge::Gauge},
     registry::Registry,
 };
+
+#[cfg(not(feature = "metrics"))]
+use plain::{Counter, Gauge};
 
 /// Connection counts, shared by the accept loop, every connection's task and the metrics page.
 /// Each is one atomic behind an `Arc`: a connection costs two increments and a decrement.
@@ -18,6 +22,7 @@ pub(crate) struct ConnCounts {
 
 impl ConnCounts {
     /// Registers the three, as `volley_server_connections_*` (they are not in gRPC's A66).
+    #[cfg(feature = "metrics")]
     pub(crate) fn register(&self, registry: &mut Registry) {
         registry.register(
             "volley_server_connections_accepted",
@@ -55,5 +60,45 @@ pub(crate) struct OpenGuard<'a>(&'a Gauge);
 impl Drop for OpenGuard<'_> {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+/// Prometheus' counter and gauge as a server without the `metrics` feature keeps them: the same
+/// shared atomics and the same calls, without prometheus-client.
+#[cfg(not(feature = "metrics"))]
+mod plain {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicI64, AtomicU64, Ordering::Relaxed},
+    };
+
+    #[derive(Clone, Debug, Default)]
+    pub(crate) struct Counter(Arc<AtomicU64>);
+
+    impl Counter {
+        pub(crate) fn inc(&self) {
+            self.0.fetch_add(1, Relaxed);
+        }
+
+        pub(crate) fn get(&self) -> u64 {
+            self.0.load(Relaxed)
+        }
+    }
+
+    #[derive(Clone, Debug, Default)]
+    pub(crate) struct Gauge(Arc<AtomicI64>);
+
+    impl Gauge {
+        pub(crate) fn inc(&self) {
+            self.0.fetch_add(1, Relaxed);
+        }
+
+        pub(crate) fn dec(&self) {
+            self.0.fetch_sub(1, Relaxed);
+        }
+
+        pub(crate) fn get(&self) -> i64 {
+            self.0.load(Relaxed)
+        }
     }
 }

@@ -19,22 +19,24 @@ use futures_util::FutureExt;
 use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::watch;
+#[cfg(feature = "tls")]
 use tokio_rustls::TlsAcceptor;
 use tracing::debug;
 use volley_wire::h2::PREFACE;
 
 pub(crate) use self::counts::ConnCounts;
-use self::{
-    h2::H2Connection,
-    socket::{Rewind, Socket},
-};
+#[cfg(feature = "tls")]
+use self::socket::Rewind;
+use self::{h2::H2Connection, socket::Socket};
 use crate::{body::RequestBody, call, intercept::Peer, route::Shared};
 
 /// How connections are served: the builder's settings that concern connections, not calls.
 pub(crate) struct ConnSettings {
     pub(crate) max_concurrent_streams: u32,
     pub(crate) keepalive: Option<Duration>,
+    #[cfg(feature = "tls")]
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    #[cfg(feature = "tls")]
     pub(crate) also_plaintext: bool,
     pub(crate) max_age: Option<Duration>,
     pub(crate) grace: Duration,
@@ -53,7 +55,9 @@ pub(crate) struct ConnContext {
     http1: http1::Builder,
     /// HTTP/2 settings for connections served on h2 directly (`conn::h2`).
     h2: ::h2::server::Builder,
+    #[cfg(feature = "tls")]
     tls: Option<TlsAcceptor>,
+    #[cfg(feature = "tls")]
     also_plaintext: bool,
     max_age: Option<Duration>,
     grace: Duration,
@@ -64,6 +68,7 @@ pub(crate) struct ConnContext {
 }
 
 /// The first byte of a TLS ClientHello record.
+#[cfg(feature = "tls")]
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 impl ConnContext {
@@ -79,7 +84,9 @@ impl ConnContext {
             shared,
             http1,
             h2: h2::builder(s.max_concurrent_streams),
+            #[cfg(feature = "tls")]
             tls: s.tls.map(TlsAcceptor::from),
+            #[cfg(feature = "tls")]
             also_plaintext: s.also_plaintext,
             max_age: s.max_age,
             grace: s.grace,
@@ -95,8 +102,15 @@ impl ConnContext {
     }
 
     /// True when connections speak TLS.
+    #[cfg(feature = "tls")]
     pub(crate) fn is_tls(&self) -> bool {
         self.tls.is_some()
+    }
+
+    /// True when connections speak TLS: never, without the `tls` feature.
+    #[cfg(not(feature = "tls"))]
+    pub(crate) fn is_tls(&self) -> bool {
+        false
     }
 
     /// Connections accepted since the server was built, open now, and refused over the cap.
@@ -120,7 +134,7 @@ impl ConnContext {
 
     /// Refuses a connection over the cap (see `refuse`).
     pub(crate) async fn refuse<S: Socket>(self: Arc<Self>, stream: S) {
-        refuse::refuse(stream, self.tls.is_none()).await;
+        refuse::refuse(stream, !self.is_tls()).await;
     }
 
     /// Serves one accepted connection until it ends.
@@ -136,16 +150,17 @@ impl ConnContext {
         drain: watch::Receiver<bool>,
     ) {
         let _open = self.counts.opened();
-        if self.tls.is_none() {
-            if let Some(h2) = self.identified(&mut stream, peer).await {
-                self.serve_io(stream, plain(peer), drain, h2).await;
-            }
-            return;
+        #[cfg(feature = "tls")]
+        if self.is_tls() {
+            return Box::pin(self.serve_tls(stream, peer, drain)).await;
         }
-        Box::pin(self.serve_tls(stream, peer, drain)).await;
+        if let Some(h2) = self.identified(&mut stream, peer).await {
+            self.serve_io(stream, plain(peer), drain, h2).await;
+        }
     }
 
     /// [`serve_connection`](Self::serve_connection) on a TLS port (which may take plaintext too).
+    #[cfg(feature = "tls")]
     async fn serve_tls<S: Socket>(
         &self,
         mut stream: S,
@@ -192,6 +207,7 @@ impl ConnContext {
     /// A TLS connection whose client did not choose HTTP/2 by ALPN: HTTP/2 all the same when
     /// its first bytes are the preface, else HTTP/1.1. A TLS stream cannot be peeked, so the
     /// bytes read to tell are handed back first ([`Rewind`]).
+    #[cfg(feature = "tls")]
     async fn serve_without_alpn<I>(&self, io: I, peer: Arc<Peer>, drain: watch::Receiver<bool>)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -366,6 +382,7 @@ mod tests {
     /// The TLS path (boxed inside `serve_connection`) keeps its stream on the heap: 8,288
     /// bytes with the 1.2 KB stream moved through it by value. (The size is the type's, so a
     /// server without TLS measures it as well as one with.)
+    #[cfg(feature = "tls")]
     #[tokio::test]
     async fn a_tls_connections_future_stays_small() {
         let (server, c, rx) = a_connection().await;

@@ -112,6 +112,7 @@ where
 
 impl ServiceBuilder {
     /// Adds a method's erased handler (the dynamic services build theirs directly).
+    #[cfg(feature = "dynamic")]
     pub(crate) fn handler(self, method: &str, h: Handler) -> Self {
         self.add(method, h)
     }

@@ -11,7 +11,7 @@ use std::{
 
 use http::HeaderMap;
 use prost_reflect::MethodDescriptor;
-use rustls::pki_types::CertificateDer;
+use rustls_pki_types::CertificateDer;
 use tokio::time::Instant;
 
 /// The four shapes of gRPC method.
@@ -247,6 +247,7 @@ impl CallInfo {
         self.peer.as_ref()
     }
 
+    #[cfg(feature = "metrics")]
     /// The method, shared with the method table (for labels kept past the call).
     pub(crate) fn method_shared(&self) -> Option<&Arc<MethodInfo>> {
         self.method.as_ref()

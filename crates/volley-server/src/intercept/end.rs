@@ -58,6 +58,7 @@ const PREFIXED: u8 = 0;
 /// Whole messages without a prefix (Connect unary, REST).
 const WHOLE: u8 = 1;
 /// No messages at all (an error's JSON).
+#[cfg(feature = "web")]
 const NOT_MESSAGES: u8 = 2;
 
 /// Not yet known: a body dropped in this state was cut short (the client went away).
@@ -114,6 +115,7 @@ impl Tally {
     }
 
     /// Counts a whole unprefixed message (Connect unary, REST).
+    #[cfg(feature = "web")]
     pub(crate) fn whole_message(&self, n: usize) {
         self.message_in();
         self.bytes_in(n + HEADER_LEN);
@@ -143,6 +145,7 @@ pub(crate) fn share(record: Arc<Record>) -> (Tally, EndGuard) {
 impl EndGuard {
     /// The body's data frames are whole messages without gRPC's prefix (`true`), or not
     /// messages at all (`false`: an error's JSON).
+    #[cfg(feature = "web")]
     pub(crate) fn unprefixed(&self, messages: bool) {
         let frames = if messages { WHOLE } else { NOT_MESSAGES };
         self.0.frames.store(frames, Relaxed);

@@ -2,6 +2,7 @@
 //! ([`Shared`]), and how a request's protocol is recognised.
 
 mod protocol;
+#[cfg(feature = "web")]
 pub(crate) mod rest;
 mod table;
 
@@ -26,6 +27,7 @@ pub(crate) struct Shared {
     /// Method descriptors by path, for JSON transcoding (from the registered descriptor sets).
     pub(crate) descriptors: HashMap<String, prost_reflect::MethodDescriptor>,
     /// REST routes (`google.api.http`).
+    #[cfg(feature = "web")]
     pub(crate) rest: Vec<rest::Route>,
     /// The server's own interceptors (calls to unknown methods see these).
     pub(crate) chain: Option<Arc<Chain>>,
@@ -34,6 +36,7 @@ pub(crate) struct Shared {
     /// Plain HTTP endpoints served beside the calls (`/metrics`, an admin API).
     pub(crate) endpoints: Vec<Endpoint>,
     /// CORS for web pages on other origins, when configured.
+    #[cfg(feature = "web")]
     pub(crate) cors: Option<crate::cors::Cors>,
 }
 
@@ -49,10 +52,12 @@ impl Shared {
                 send_compression: false,
             },
             descriptors: HashMap::new(),
+            #[cfg(feature = "web")]
             rest: Vec::new(),
             chain: None,
             intercepted: false,
             endpoints: Vec::new(),
+            #[cfg(feature = "web")]
             cors: None,
         }
     }

@@ -3,7 +3,9 @@
 
 use http::{HeaderMap, header::CONTENT_TYPE};
 
-/// The framed protocols, which share the call path and differ at the edges.
+/// The framed protocols, which share the call path and differ at the edges. Without the `web`
+/// feature only `Grpc` is ever read from a request; the others stay so the call path is one.
+#[cfg_attr(not(feature = "web"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Envelope {
     /// gRPC over HTTP/2.
@@ -18,6 +20,7 @@ pub(crate) enum Envelope {
 }
 
 /// What a request's content type asks for.
+#[cfg_attr(not(feature = "web"), allow(dead_code))]
 pub(crate) enum Protocol {
     /// A framed protocol, with the JSON codec (`+json`) or protobuf.
     Framed {
@@ -61,14 +64,19 @@ pub(crate) fn protocol(headers: &HeaderMap) -> Protocol {
     let (base, codec) = ct.split_once('+').unwrap_or((&ct, ""));
     let env = match base {
         "application/grpc" => Envelope::Grpc,
+        #[cfg(feature = "web")]
         "application/grpc-web" => Envelope::Web { text: false },
+        #[cfg(feature = "web")]
         "application/grpc-web-text" => Envelope::Web { text: true },
+        #[cfg(feature = "web")]
         "application/connect" if !codec.is_empty() => Envelope::Connect,
+        #[cfg(feature = "web")]
         "application/proto" | "application/json" if codec.is_empty() => {
             return Protocol::ConnectUnary {
                 json: base == "application/json",
             };
         }
+        // Without the `web` feature gRPC-Web and Connect are content types like any other.
         _ => return Protocol::Other,
     };
     match codec {
