@@ -99,3 +99,61 @@ pub(crate) fn content_type(env: Envelope, json: bool) -> http::HeaderValue {
         (Envelope::Connect, true) => "application/connect+json",
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    fn of(content_type: &'static str) -> Protocol {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        protocol(&h)
+    }
+
+    #[test]
+    fn grpc_always_and_the_web_protocols_only_with_the_web_feature() {
+        assert!(matches!(
+            of("application/grpc"),
+            Protocol::Framed {
+                env: Envelope::Grpc,
+                json: false
+            }
+        ));
+        assert!(matches!(
+            of("application/grpc+json; charset=utf-8"),
+            Protocol::Framed {
+                env: Envelope::Grpc,
+                json: true
+            }
+        ));
+        assert!(matches!(
+            of("application/grpc+cbor"),
+            Protocol::UnknownCodec
+        ));
+        let web = matches!(
+            of("application/grpc-web-text+proto"),
+            Protocol::Framed {
+                env: Envelope::Web { text: true },
+                json: false
+            }
+        );
+        let connect = matches!(
+            of("application/connect+json"),
+            Protocol::Framed {
+                env: Envelope::Connect,
+                json: true
+            }
+        );
+        let unary = matches!(
+            of("application/json"),
+            Protocol::ConnectUnary { json: true }
+        );
+        let on = cfg!(feature = "web");
+        assert_eq!((web, connect, unary), (on, on, on));
+        if !on {
+            assert!(matches!(of("application/grpc-web"), Protocol::Other));
+        }
+    }
+}
