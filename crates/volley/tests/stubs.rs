@@ -230,7 +230,6 @@ fn stubs_that_do_not_fit_the_proto_fail_the_start_naming_what() {
     }
 }
 
-
 #[test]
 fn a_changed_stub_file_is_reloaded_and_the_admin_api_adds_stubs() {
     let dir = project("live", &[("get.yaml", GET_STUBS)]);
