@@ -1,7 +1,7 @@
 //! The h2 floor: helloworld.Greeter/SayHello and api.Users/{Get,List} written directly on the h2
 //! crate (no hyper), one task per stream, one current-thread runtime. volley's server runs its
 //! HTTP/2 connections on h2 directly too, so this is what a gRPC call costs at least on its
-//! stack; `hyper-floor` stays the floor the goal names.
+//! stack; `hyper-floor` stays the floor the server's goal was first set against.
 use bytes::{Bytes, BytesMut};
 use h2::{RecvStream, server::SendResponse};
 use http::{HeaderMap, HeaderValue, Request, Response};
