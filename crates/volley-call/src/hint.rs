@@ -2,7 +2,7 @@
 //! the outcome, or the nearest name. Printed as `Hint: ...` after grpcurl's own lines (as
 //! grpcurl prints `Warning: ...`), so the first line and the exit code stay grpcurl's.
 
-use prost_reflect::{Kind, MessageDescriptor, ServiceDescriptor};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, ServiceDescriptor};
 use rustls::CertificateError;
 
 use crate::go_json::Node;
@@ -122,10 +122,7 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
         return None;
     };
     for (key, value) in kv {
-        let field = desc
-            .get_field_by_json_name(key)
-            .or_else(|| desc.get_field_by_name(key));
-        match field {
+        match field_named(desc, key) {
             None if !key.starts_with('@') => {
                 let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
                 return Some(format!(
@@ -135,22 +132,11 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
             }
             None => {}
             Some(f) => {
-                if let Kind::Message(m) = f.kind() {
-                    let items: Vec<&Node> = match value {
-                        Node::Array(a) if f.is_list() => a.iter().collect(),
-                        Node::Object(o) if f.is_map() => o.iter().map(|(_, v)| v).collect(),
-                        v => vec![v],
-                    };
-                    let inner = if f.is_map() {
-                        m.map_entry_value_field().kind().as_message().cloned()
-                    } else {
-                        Some(m)
-                    };
-                    if let Some(inner) = inner
-                        && let Some(h) = items.iter().find_map(|n| unknown_field(&inner, n))
-                    {
-                        return Some(h);
-                    }
+                let (kind, items) = elements(&f, value, key);
+                if let Kind::Message(inner) = kind
+                    && let Some(h) = items.iter().find_map(|(_, n)| unknown_field(&inner, n))
+                {
+                    return Some(h);
                 }
             }
         }
@@ -160,11 +146,21 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
 
 /// Where in `node` a value does not fit its field, which grpcurl's line (`bad input: expecting
 /// number ; instead got true`) leaves out: the field's path in the JSON and its type, as
-/// `-d: items[1].id is a field of type int32; true does not fit it`.
-pub fn misfit(desc: &MessageDescriptor, node: &Node, allow_unknown: bool) -> Option<String> {
+/// `-d: items[1].id is a field of type int32; true does not fit it`; `message` is the value's
+/// number among `-d`'s, named when it is not the first.
+pub fn misfit(
+    desc: &MessageDescriptor,
+    node: &Node,
+    allow_unknown: bool,
+    message: usize,
+) -> Option<String> {
     let (path, ty, value) = misfit_in(desc, node, allow_unknown, "")?;
+    let which = match message {
+        1 => String::new(),
+        n => format!(" (message {n})"),
+    };
     Some(format!(
-        "-d: {path} is a field of type {ty}; {} does not fit it",
+        "-d{which}: {path} is a field of type {ty}; {} does not fit it",
         shown(value)
     ))
 }
@@ -181,64 +177,70 @@ fn misfit_in<'a>(
         return None;
     };
     for (key, value) in kv {
-        let Some(fd) = desc
-            .get_field_by_json_name(key)
-            .or_else(|| desc.get_field_by_name(key))
-        else {
+        let Some(fd) = field_named(desc, key) else {
             continue;
         };
         if crate::json_in::field(&fd, value, allow_unknown).is_ok() {
             continue;
         }
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
+        let path = match prefix {
+            "" => key.clone(),
+            _ => format!("{prefix}.{key}"),
         };
-        let kind = if fd.is_map() {
-            fd.kind()
-                .as_message()
-                .map(|e| e.map_entry_value_field().kind())
-        } else {
-            Some(fd.kind())
-        };
-        let items: Vec<(String, &Node)> = match value {
-            Node::Array(a) if fd.is_list() => a
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (format!("{path}[{i}]"), n))
-                .collect(),
-            Node::Object(o) if fd.is_map() => o
-                .iter()
-                .map(|(k, n)| (format!("{path}[{}]", crate::args::go_quote(k)), n))
-                .collect(),
-            v => vec![(path.clone(), v)],
-        };
-        if let Some(kind) = kind {
-            for (p, n) in items {
-                if crate::json_in::element(&kind, n, allow_unknown, fd.is_map()).is_ok() {
-                    continue;
-                }
-                if let Kind::Message(m) = &kind
-                    && let Some(deeper) = misfit_in(m, n, allow_unknown, &p)
-                {
-                    return Some(deeper);
-                }
-                return Some((p, type_name(&kind), n));
+        let (kind, items) = elements(&fd, value, &path);
+        for (p, n) in items {
+            if crate::json_in::element(&kind, n, allow_unknown, fd.is_map()).is_ok() {
+                continue;
             }
+            if let Kind::Message(m) = &kind
+                && let Some(deeper) = misfit_in(m, n, allow_unknown, &p)
+            {
+                return Some(deeper);
+            }
+            return Some((p, type_name(&kind, false), n));
         }
-        return Some((path, type_name(&fd.kind()), value));
+        return Some((path, type_name(&fd.kind(), fd.is_map()), value));
     }
     None
 }
 
-/// A field type as a .proto file writes it.
-fn type_name(kind: &Kind) -> String {
-    match kind {
-        Kind::Message(m) => m.full_name().to_owned(),
-        Kind::Enum(e) => e.full_name().to_owned(),
-        other => format!("{other:?}").to_lowercase(),
-    }
+/// A message's field by the name JSON gives it, or its proto name (as jhump's reader takes both).
+fn field_named(desc: &MessageDescriptor, key: &str) -> Option<FieldDescriptor> {
+    desc.get_field_by_json_name(key)
+        .or_else(|| desc.get_field_by_name(key))
+}
+
+/// What a field's JSON value holds, each part with its path from `path`: a list's elements, a
+/// map's values, or the value itself; and the kind each part must be.
+fn elements<'a>(
+    fd: &FieldDescriptor,
+    value: &'a Node,
+    path: &str,
+) -> (Kind, Vec<(String, &'a Node)>) {
+    let kind = match (fd.is_map(), fd.kind()) {
+        (true, Kind::Message(entry)) => entry.map_entry_value_field().kind(),
+        (_, kind) => kind,
+    };
+    let items = match value {
+        Node::Array(a) if fd.is_list() => a
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (format!("{path}[{i}]"), n))
+            .collect(),
+        Node::Object(o) if fd.is_map() => o
+            .iter()
+            .map(|(k, n)| (format!("{path}[{}]", crate::args::go_quote(k)), n))
+            .collect(),
+        v => vec![(path.to_owned(), v)],
+    };
+    (kind, items)
+}
+
+/// A field type as a .proto file writes it (protoprint's words, without the leading dot of a
+/// fully-qualified name).
+fn type_name(kind: &Kind, map: bool) -> String {
+    let name = crate::protoprint::type_string(kind, map, false);
+    name.strip_prefix('.').map(str::to_owned).unwrap_or(name)
 }
 
 /// A JSON value as the user wrote it, shortened to its kind where it is a whole object or list.
@@ -286,7 +288,7 @@ mod tests {
                 .next_value()
                 .unwrap()
                 .unwrap();
-            misfit(&desc, &node, false)
+            misfit(&desc, &node, false, 1)
         };
         assert_eq!(
             at("grpc.health.v1.HealthCheckRequest", r#"{"service":1}"#).unwrap(),

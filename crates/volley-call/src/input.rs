@@ -115,14 +115,8 @@ fn read_json<R: BufRead>(
                 let n = count.fetch_add(1, Ordering::SeqCst) + 1;
                 json_in::message(desc, &node, allow_unknown).map_err(|text| DataError {
                     text,
-                    hint: crate::hint::unknown_field(desc, &node).or_else(|| {
-                        // Which of several messages, where -d holds more than one.
-                        let misfit = crate::hint::misfit(desc, &node, allow_unknown)?;
-                        Some(match n {
-                            1 => misfit,
-                            n => misfit.replacen("-d:", &format!("-d (message {n}):"), 1),
-                        })
-                    }),
+                    hint: crate::hint::unknown_field(desc, &node)
+                        .or_else(|| crate::hint::misfit(desc, &node, allow_unknown, n)),
                 })
             }
             Err(text) => {

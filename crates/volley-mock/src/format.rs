@@ -210,18 +210,17 @@ pub(crate) fn parse_file(path: &Path) -> Result<Vec<Item>> {
 
 /// As `parse_file`, from text; an error starts with `line:column: ` (or `line: `).
 pub(crate) fn parse_text(text: &str, json: bool) -> Result<Vec<Item>, String> {
-    // A file that does not parse names the stub the error falls in (the last one starting at or
-    // before its line), as a stub that does not fit does.
-    let stub_at = |line: usize| {
-        let starts = if json {
-            json_lines(text)
-        } else {
-            yaml_lines(text)
-        };
-        match starts.iter().filter(|l| **l <= line).count() {
-            0 => String::new(),
-            n => format!("stub #{n}: "),
-        }
+    // Where each stub starts; an error names the stub it falls in (the last one starting at or
+    // before its line), in a file that does not parse as in one whose stub does not fit.
+    let lines = if json {
+        json_lines(text)
+    } else {
+        yaml_lines(text)
+    };
+    let stub_at = |line: usize| lines.iter().filter(|l| **l <= line).count();
+    let named = |line: usize| match stub_at(line) {
+        0 => String::new(),
+        n => format!("stub #{n}: "),
     };
     let value: Value = if json {
         serde_json::from_str(text).map_err(|e| {
@@ -229,34 +228,23 @@ pub(crate) fn parse_text(text: &str, json: bool) -> Result<Vec<Item>, String> {
                 "{}:{}: {}the JSON does not parse: {}",
                 e.line(),
                 e.column(),
-                stub_at(e.line()),
+                named(e.line()),
                 plain(&e.to_string())
             )
         })?
     } else {
-        let text = crate::template::prepass::yaml(text).map_err(|(line, e)| {
-            let n = yaml_lines(text)
-                .iter()
-                .filter(|l| **l <= line)
-                .count()
-                .max(1);
-            format!("{line}: stub #{n}: {e}")
-        })?;
+        let text = crate::template::prepass::yaml(text)
+            .map_err(|(line, e)| format!("{line}: stub #{}: {e}", stub_at(line).max(1)))?;
         serde_yaml::from_str(&text).map_err(|e| match e.location() {
             Some(l) => format!(
                 "{}:{}: {}the YAML does not parse: {}",
                 l.line(),
                 l.column(),
-                stub_at(l.line()),
+                named(l.line()),
                 plain(&e.to_string())
             ),
             None => format!("1: the YAML does not parse: {e}"),
         })?
-    };
-    let lines = if json {
-        json_lines(text)
-    } else {
-        yaml_lines(text)
     };
     let values = match value {
         Value::Array(items) => items,

@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn folders_are_walked_for_stub_files_only() {
-        let dir = std::env::temp_dir().join(format!("volley-mock-load-{}", std::process::id()));
+        let dir = crate::testkit::temp_dir("load");
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         for f in ["b.yaml", "a.json", "sub/c.yml", "x.proto", "notes.txt"] {
             std::fs::write(dir.join(f), "[]").unwrap();

@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn a_folder_gives_every_proto_below_and_sets_without_a_twin() {
-        let dir = std::env::temp_dir().join(format!("volley-mock-src-{}", std::process::id()));
+        let dir = crate::testkit::temp_dir("src");
         std::fs::create_dir_all(dir.join("p/q")).unwrap();
         std::fs::write(
             dir.join("p/a.proto"),

@@ -36,17 +36,16 @@ impl Stubs {
     /// Rereads the stub files when they change, looking every `every`.
     pub fn watch_every(&self, every: Duration) {
         let paths = self.inner().paths.clone();
-        let fingerprint = move || fingerprint(&paths);
         let this = self.clone();
         // The first look is taken before this returns: a file changed right after it (before the
         // thread got to run) is a change, not the state to compare with.
-        let mut seen = fingerprint();
+        let mut seen = fingerprint(&paths);
         let _ = std::thread::Builder::new()
             .name("volley-stubs".into())
             .spawn(move || {
                 loop {
                     std::thread::sleep(every);
-                    let now = fingerprint();
+                    let now = fingerprint(&paths);
                     if now == seen {
                         continue;
                     }

@@ -232,7 +232,7 @@ fn label(fd: &FieldDescriptor) -> Option<&'static str> {
 
 /// A field's type as protoprint writes it: scalars by name, `map<K, V>`, groups by message name,
 /// other messages and enums fully qualified with a leading dot.
-fn type_string(kind: &Kind, map: bool, group: bool) -> String {
+pub(crate) fn type_string(kind: &Kind, map: bool, group: bool) -> String {
     if let (true, Kind::Message(entry)) = (map, kind) {
         let k = entry.map_entry_key_field();
         let v = entry.map_entry_value_field();

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use prost_reflect::FileDescriptor;
 
+pub(crate) use message::type_string;
 use options::Opt;
 pub(crate) use options::quoted_string;
 

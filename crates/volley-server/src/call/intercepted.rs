@@ -24,10 +24,9 @@ use volley_wire::{
 use super::{Way, grpc};
 #[cfg(feature = "web")]
 use super::{connect, rest};
-#[cfg(feature = "web")]
-use crate::deadline::connect_timeout;
 use crate::{
     body::{HttpResponse, RequestBody, trailers_only},
+    deadline::connect_timeout,
     handler::BoxFuture,
     intercept::{
         Admission, Call, CallInfo, CallProtocol, EndGuard, MethodInfo, Peer, Record, share,
@@ -207,7 +206,6 @@ fn complete(mut resp: HttpResponse, finish: Finish, guard: EndGuard, added: Adde
 
 /// The protocol and deadline interceptors are told of.
 fn facts(way: &Way, headers: &HeaderMap) -> (CallProtocol, Option<Instant>) {
-    #[cfg(feature = "web")]
     let connect_deadline = || connect_timeout(headers).ok().flatten();
     match way {
         Way::Framed {
@@ -218,18 +216,14 @@ fn facts(way: &Way, headers: &HeaderMap) -> (CallProtocol, Option<Instant>) {
             env: Envelope::Web { .. },
             ..
         } => (CallProtocol::GrpcWeb, grpc_deadline(headers)),
-        #[cfg(feature = "web")]
         Way::Framed {
             env: Envelope::Connect,
             ..
-        }
-        | Way::ConnectPost { .. }
-        | Way::ConnectGet => (CallProtocol::Connect, connect_deadline()),
+        } => (CallProtocol::Connect, connect_deadline()),
+        #[cfg(feature = "web")]
+        Way::ConnectPost { .. } | Way::ConnectGet => (CallProtocol::Connect, connect_deadline()),
         #[cfg(feature = "web")]
         Way::Rest { .. } => (CallProtocol::Rest, connect_deadline()),
-        // Without `web` only gRPC is read from a request (`route::protocol`).
-        #[cfg(not(feature = "web"))]
-        Way::Framed { .. } => (CallProtocol::Grpc, grpc_deadline(headers)),
     }
 }
 
