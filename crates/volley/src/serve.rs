@@ -120,9 +120,21 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
     }
     let mut mode = "h2c";
+    let mut reloading = None;
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        builder = builder.tls(tls::server_config(cert, key)?);
-        mode = "TLS";
+        let (r, config, loaded) = tls::Reloading::load(tls::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: args.tls_client_ca.clone(),
+        })?;
+        info!("serving the TLS certificate {} ({loaded})", cert.display());
+        builder = builder.tls(config);
+        mode = if args.tls_client_ca.is_some() {
+            "mutual TLS"
+        } else {
+            "TLS"
+        };
+        reloading = Some(r);
     } else if args.tls_self_signed {
         let dir = args.tls_dir.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("volley-tls-{}", std::process::id()))
@@ -132,9 +144,18 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         builder = builder.tls(tls::server_config(&files.cert, &files.key)?);
         mode = "TLS";
     }
-    if mode == "TLS" && args.also_plaintext {
-        mode = "TLS and h2c";
+    if mode != "h2c" && args.also_plaintext {
+        mode = if mode == "TLS" {
+            "TLS and h2c"
+        } else {
+            "mutual TLS and h2c"
+        };
     }
+    // Renewed certificates: the files are looked at every interval, and reread on SIGHUP.
+    let _watcher = match &reloading {
+        Some(r) if !args.tls_reload_interval.is_zero() => Some(r.watch(args.tls_reload_interval)?),
+        _ => None,
+    };
     let server = Arc::new(builder.build()?);
     let threads = args
         .threads
@@ -166,6 +187,9 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             "listening on {} ({what}; {mode}, {threads} thread(s))",
             l.local()?
         );
+    }
+    if let Some(r) = reloading {
+        crate::signal::on_each_hangup(move || r.log(&r.reload(), "SIGHUP"));
     }
     let signals = async move {
         let which = crate::signal::next().await;

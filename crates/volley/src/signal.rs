@@ -1,5 +1,6 @@
-//! The one place the binary handles SIGINT and SIGTERM: `serve` drains on them, `bench` ends
-//! its run (the report is still written), the harness commands of `volley lab` stop and clean up.
+//! The one place the binary handles signals: on SIGINT and SIGTERM `serve` drains, `bench` ends
+//! its run (the report is still written), the harness commands of `volley lab` stop and clean
+//! up; on SIGHUP `serve` rereads its TLS files.
 
 use std::{future::Future, pin::Pin};
 
@@ -33,5 +34,30 @@ pub fn on_first(then: impl FnOnce(&'static str) + Send + 'static) {
         };
         let which = rt.block_on(next());
         then(which);
+    });
+}
+
+/// Calls `then` on every SIGHUP, from a thread of its own, for as long as the process runs. The
+/// handler is in place when this returns (SIGHUP's default would end the process).
+pub fn on_each_hangup(mut then: impl FnMut() + Send + 'static) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let Ok(mut hup) = ({
+        let _in = rt.enter();
+        signal(SignalKind::hangup())
+    }) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        rt.block_on(async {
+            while hup.recv().await.is_some() {
+                then();
+            }
+        });
     });
 }

@@ -219,6 +219,16 @@ pub struct ServeArgs {
     #[arg(long, requires = "tls_cert", value_name = "PEM")]
     pub tls_key: Option<PathBuf>,
 
+    /// With --tls-cert, require client certificates signed by this PEM CA (mutual TLS).
+    #[arg(long, requires = "tls_cert", value_name = "PEM")]
+    pub tls_client_ca: Option<PathBuf>,
+
+    /// How often to look at --tls-cert, --tls-key and --tls-client-ca for a change (a renewed
+    /// certificate is served from the next handshake, open connections carry on; 0: only on
+    /// SIGHUP, which always rereads them).
+    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
+    pub tls_reload_interval: Duration,
+
     /// Serve TLS with a freshly generated local CA and certificate (localhost, 127.0.0.1, ::1);
     /// the log says where the CA was written.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]

@@ -1,4 +1,9 @@
-//! TLS for the server: rustls configs from PEM files, and a generated local CA plus certificate.
+//! TLS for the server: rustls configs from PEM files, ones that follow their files
+//! ([`reload`]), and a generated local CA plus certificate.
+
+mod reload;
+
+pub use reload::{Loaded, Reloading, TlsFiles, Watcher};
 
 use std::{
     path::{Path, PathBuf},
