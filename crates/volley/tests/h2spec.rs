@@ -2,7 +2,8 @@
 //! The one case we fail, and why it is not ours to fix without giving something up:
 //! 3.5/2 "Sends invalid connection preface": the port also speaks HTTP/1.1 (gRPC-Web, Connect,
 //! REST, `GET /`), so a preface that is not HTTP/2's is read as an HTTP/1.1 request and answered
-//! (400) instead of the connection being closed. (grpc-go's server passes 113 of 145.)
+//! (400, as RFC 9112 section 3 asks) instead of the connection being closed; docs/limits.md
+//! says why that is kept. (grpc-go's server passes 113 of 145.)
 
 use std::{path::Path, process::Command};
 
