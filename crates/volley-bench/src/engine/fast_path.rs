@@ -1,10 +1,12 @@
 //! The gate to the fast path (`volley_client::load::fast`): which runs' calls take it, and its
 //! connections, dialled on the thread whose workers use them. A run it does not suit, or whose
-//! fast connections cannot be made, takes the h2-crate channel instead.
+//! fast connections cannot be made (short of a dial timing out), takes the h2-crate channel
+//! instead.
 
-use std::rc::Rc;
+use std::{rc::Rc, time::Instant};
 
 use volley_client::{Strategy, load::fast::Redialing};
+use volley_wire::Status;
 
 use crate::{
     call::Conn,
@@ -46,18 +48,16 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
     })
 }
 
-/// `n` fast connections (a thread's share of a pool, else one); empty when one cannot be made,
-/// and the channel then dials and says why.
-pub(super) async fn dial(target: &Target, n: usize) -> Vec<(usize, Conn)> {
+/// `n` fast connections (a thread's share of a pool, else one); when one cannot be made, why,
+/// and whether its dial ran out the connect timeout.
+pub(super) async fn dial(target: &Target, n: usize) -> Result<Vec<(usize, Conn)>, (Status, bool)> {
     let mut out = Vec::new();
     for k in 0..n {
+        let began = Instant::now();
         match Redialing::connect(target.endpoint().clone()).await {
             Ok(c) => out.push((k, Conn::Fast(Rc::new(c)))),
-            Err(_) => {
-                out.clear();
-                break;
-            }
+            Err(e) => return Err((e, began.elapsed() >= target.endpoint().connect_timeout)),
         }
     }
-    out
+    Ok(out)
 }

@@ -126,11 +126,17 @@ async fn dial(
             Strategy::Pool(n) => n,
             _ => 1,
         };
-        let out = fast_path::dial(target, n).await;
-        if !out.is_empty() {
-            return out;
+        match fast_path::dial(target, n).await {
+            Ok(out) => return out,
+            // A server that accepted and said nothing for the whole connect timeout: the
+            // channel would only wait as long again (the run then ends after twice the
+            // --connect-timeout the user asked for), so its failure is the run's.
+            Err((e, true)) => {
+                shared.fail(BenchError::Connect(e.message().to_owned()));
+                return Vec::new();
+            }
+            Err((_, false)) => shared.fast_dial_failed.store(true, Ordering::Relaxed),
         }
-        shared.fast_dial_failed.store(true, Ordering::Relaxed);
     }
     let mut out = Vec::new();
     if !target.has_own_connections() {

@@ -45,16 +45,29 @@ impl FastConnection {
         Ok(conn)
     }
 
-    /// Dials `ep` (TCP or Unix socket, TLS when configured) and speaks HTTP/2 on it.
+    /// Dials `ep` (TCP or Unix socket, TLS when configured) and speaks HTTP/2 on it, all within
+    /// its connect timeout: a server that accepts and never sends its SETTINGS would otherwise
+    /// hold the dial (and `volley bench`, which dials before its run starts) for ever.
     pub async fn connect(ep: &crate::Endpoint) -> Result<FastConnection, Status> {
-        let io = crate::connection::dial_io(ep)
-            .await
-            .map_err(crate::connection::unavailable)?;
-        FastConnection::handshake(io).await
+        let dial = async {
+            let io = crate::connection::dial_io(ep)
+                .await
+                .map_err(crate::connection::unavailable)?;
+            FastConnection::handshake(io).await
+        };
+        match tokio::time::timeout(ep.connect_timeout, dial).await {
+            Ok(r) => r,
+            Err(_) => Err(crate::connection::unavailable(
+                crate::connection::ConnectError::Timeout {
+                    target: ep.target.to_string(),
+                    after: ep.connect_timeout,
+                },
+            )),
+        }
     }
 }
 
-fn connection_error(e: std::io::Error) -> Status {
+fn connection_error(e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("connection error: {e}"))
 }
 
@@ -158,7 +171,9 @@ async fn read_loop<R: AsyncRead>(
                     have -= used;
                 }
                 Err(s) => {
-                    i.close(CallError::Failed(s));
+                    // A connection error, worded and coded as grpc-go's (and the h2-crate
+                    // path's) are: UNAVAILABLE, whatever the frame that broke the connection.
+                    i.close(CallError::Failed(connection_error(s.message())));
                     notify.notify_one();
                     return;
                 }

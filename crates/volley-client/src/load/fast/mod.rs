@@ -17,6 +17,7 @@
 mod error;
 pub mod frame;
 mod io;
+mod hpack_guard;
 mod redial;
 mod state;
 
@@ -72,6 +73,16 @@ impl FastConnection {
     /// Whether it takes no new calls (GOAWAY, a closed socket, a protocol error).
     pub fn is_closed(&self) -> bool {
         self.inner.borrow().is_closed()
+    }
+
+    /// Whether the server has answered a call on it (a reply ended, whatever its status).
+    pub(crate) fn replied(&self) -> bool {
+        self.inner.borrow().replied()
+    }
+
+    /// Why it takes no new calls, if it does not.
+    pub(crate) fn closed_by(&self) -> Option<CallError> {
+        self.inner.borrow().closed_by()
     }
 
     /// The largest request body one call can send (one DATA frame, within the server's
@@ -388,12 +399,16 @@ mod tests {
             s.next(kind::HEADERS).await;
             s.send(kind::CONTINUATION, flag::END_HEADERS, 1, &[0x82])
                 .await;
+            // A connection error: UNAVAILABLE, as grpc-go and the h2-crate path say it.
             let e = a.await.unwrap().unwrap_err();
-            assert_eq!(e.code(), Code::Internal);
-            assert_eq!(e.message(), "a CONTINUATION frame without HEADERS");
+            assert_eq!(e.code(), Code::Unavailable);
+            assert_eq!(
+                e.message(),
+                "connection error: a CONTINUATION frame without HEADERS"
+            );
             assert_eq!(
                 conn.unary(&block(), body()).await.unwrap_err().message(),
-                "a CONTINUATION frame without HEADERS"
+                "connection error: a CONTINUATION frame without HEADERS"
             );
         })
         .await;

@@ -28,6 +28,11 @@ const TOP_UP: u32 = 1 << 30;
 /// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
 pub(super) const MAX_FRAME_IN: usize = DEFAULT_MAX_FRAME_SIZE;
 
+/// The largest reply header block taken (HEADERS and its CONTINUATION frames), grpc-go's default
+/// limit on a header list (16 MiB): a server that sends CONTINUATION frames without end would
+/// otherwise grow the block, and the client's memory, for as long as it keeps sending.
+pub(super) const MAX_HEADER_BLOCK: usize = 16 << 20;
+
 /// What a call's slot holds.
 pub(super) enum Slot {
     /// Sent; the reply is coming.
@@ -71,6 +76,8 @@ pub(super) struct Inner {
     closed: Option<CallError>,
     /// The highest stream a GOAWAY let through.
     goaway_last: Option<u32>,
+    /// The server has ended a stream here: it answered a call (whatever the call's status).
+    replied: bool,
 }
 
 impl Inner {
@@ -94,12 +101,23 @@ impl Inner {
             decoder: fluke_hpack::Decoder::new(),
             closed: None,
             goaway_last: None,
+            replied: false,
         }
     }
 
     /// Whether it takes no new calls (GOAWAY, a closed socket, a protocol error).
     pub(super) fn is_closed(&self) -> bool {
         self.closed.is_some()
+    }
+
+    /// Why it takes no new calls, if it does not.
+    pub(super) fn closed_by(&self) -> Option<CallError> {
+        self.closed.clone()
+    }
+
+    /// Whether the server has answered a call here.
+    pub(super) fn replied(&self) -> bool {
+        self.replied
     }
 
     /// Closed, with no call left open: the writer may shut the socket.
@@ -288,7 +306,7 @@ impl Inner {
     }
 
     /// Handles every whole frame at the front of `bytes`; returns how many bytes they took, or
-    /// the status of a connection error.
+    /// what broke the connection (the reader fails the calls UNAVAILABLE with its message).
     pub(super) fn parse(&mut self, bytes: &[u8]) -> Result<usize, Status> {
         let mut at = 0;
         while bytes.len() - at >= FRAME_HEADER_LEN {
@@ -347,6 +365,11 @@ impl Inner {
                 };
                 if *stream != h.stream {
                     return Err(Status::internal("a CONTINUATION frame on another stream"));
+                }
+                // A connection error, not a stream's: no other frame may come before this
+                // block ends, so a block over the limit leaves nothing to read on.
+                if block.len() + p.len() > MAX_HEADER_BLOCK {
+                    return Err(Status::internal("a reply's header block over 16 MiB"));
                 }
                 block.extend_from_slice(p);
                 if h.flags & flag::END_HEADERS != 0 {
@@ -412,6 +435,11 @@ impl Inner {
     fn headers_done(&mut self) -> Result<(), Status> {
         let (stream, flags, block) = self.partial.take().expect("a header block");
         let (mut http_status, mut grpc_code, mut message) = (None, None, None);
+        if !super::hpack_guard::size_updates_decode(&block) {
+            return Err(Status::internal(
+                "a reply's headers do not decode: a table size update is cut short",
+            ));
+        }
         self.decoder
             .decode_with_cb(&block, |k, v| match &k[..] {
                 b":status" => {
@@ -448,6 +476,7 @@ impl Inner {
 
     /// The server ended stream `id`: its call is settled by what its headers said.
     fn end(&mut self, id: u32) {
+        self.replied = true;
         let Some(Slot::Waiting {
             http_status,
             grpc,
@@ -563,6 +592,18 @@ mod tests {
             Poll::Ready(Err(e)) => assert!(e.never_seen(), "{e:?}"),
             _ => panic!("a closed connection took a call"),
         }
+    }
+
+    #[test]
+    fn a_header_block_without_end_is_cut_off_at_the_limit() {
+        let mut i = started(1);
+        feed(&mut i, &frame(kind::HEADERS, 0, 1, &[0x88]));
+        let part = frame(kind::CONTINUATION, 0, 1, &[0; MAX_FRAME_IN]);
+        for _ in 0..MAX_HEADER_BLOCK / MAX_FRAME_IN - 1 {
+            feed(&mut i, &part);
+        }
+        let e = i.parse(&part).unwrap_err();
+        assert_eq!(e.message(), "a reply's header block over 16 MiB");
     }
 
     #[test]

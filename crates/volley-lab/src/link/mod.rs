@@ -1,19 +1,16 @@
 //! `volley lab link`: a TCP relay that behaves like a slower network, for kernels without netem
 //! (toxiproxy's model). Each direction of each connection reads chunks, holds each one for the
 //! one-way delay plus a jitter drawn uniformly from ±jitter (never overtaking the chunk before
-//! it: a byte stream does not reorder), and sends at no more than the rate.
-//!
-//! Timing: tokio's timers have millisecond ticks and fired 1-2 ms late here (a 5 ms link
-//! measured 11.3 ms per round trip), so chunks wait on a timer of their own (`at`): one thread
-//! sleeping until the earliest deadline and waking its task, within about 0.1 ms.
+//! it: a byte stream does not reorder), and sends at no more than the rate; faults
+//! (`faults`: loss, resets, partitions) are injected on top. Chunks wait on a timer of the link's
+//! own (`timer`).
+
+mod faults;
+mod timer;
 
 use std::{
-    cmp::Reverse,
-    collections::BinaryHeap,
-    future::Future,
     net::SocketAddr,
-    sync::{Condvar, Mutex, OnceLock},
-    task::{Poll, Waker},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -26,12 +23,15 @@ use tokio::{
         TcpListener, TcpStream,
         tcp::{OwnedReadHalf, OwnedWriteHalf},
     },
-    sync::mpsc,
+    sync::{mpsc, watch},
 };
 use tracing::{debug, info};
 use volley_bench::plan::units::parse_duration;
 
 use crate::Signals;
+use faults::Draws;
+pub use faults::{Faults, Partition, RETRANSMIT_AFTER, parse_chance, parse_partition};
+use timer::at;
 
 /// `volley lab link`'s flags.
 #[derive(Debug, Args)]
@@ -52,10 +52,22 @@ pub struct LinkArgs {
     /// 10mbps (bytes per second).
     #[arg(long, value_parser = parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
+    /// Lose this share of chunks (e.g. 1%): each lost one arrives 200 ms late (TCP's minimum
+    /// retransmission timeout), holding up the bytes behind it, as loss does to a TCP stream.
+    #[arg(long, value_parser = parse_chance, default_value = "0", value_name = "PERCENT")]
+    pub drop: f64,
+    /// Reset the connection (a TCP RST to both sides) at this share of chunks (e.g. 0.1%); a
+    /// connection's first few chunks (its handshakes) are spared.
+    #[arg(long, value_parser = parse_chance, default_value = "0", value_name = "PERCENT")]
+    pub reset: f64,
+    /// Pass nothing for LASTS from AT after the start (e.g. 2s@5s; repeat for more): bytes wait,
+    /// new connections are held, as when a route is blackholed.
+    #[arg(long, value_parser = parse_partition, value_name = "LASTS@AT")]
+    pub partition: Vec<Partition>,
 }
 
 /// How the link treats bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Shape {
     /// One-way delay, each direction.
     pub delay: Duration,
@@ -63,92 +75,14 @@ pub struct Shape {
     pub jitter: Duration,
     /// Bytes per second each direction may carry (`None`: unlimited).
     pub rate: Option<u64>,
+    /// What goes wrong on purpose.
+    pub faults: Faults,
 }
 
 /// Largest chunk read at once: small enough that the rate paces smoothly.
 const CHUNK: usize = 16 * 1024;
 /// Chunks in flight per direction before the reader waits (the link's buffer).
 const IN_FLIGHT: usize = 4096;
-/// Deadlines waited for by the timer thread, earliest first.
-struct Timers {
-    due: Mutex<BinaryHeap<Reverse<Due>>>,
-    wake: Condvar,
-}
-
-/// A task to wake at a time.
-struct Due(Instant, Waker);
-
-impl PartialEq for Due {
-    fn eq(&self, other: &Due) -> bool {
-        self.0 == other.0
-    }
-}
-impl Eq for Due {}
-impl PartialOrd for Due {
-    fn partial_cmp(&self, other: &Due) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Due {
-    fn cmp(&self, other: &Due) -> std::cmp::Ordering {
-        self.0.cmp(&other.0)
-    }
-}
-
-/// The timer thread, started on first use; it lives as long as the process.
-fn timers() -> &'static Timers {
-    static TIMERS: OnceLock<&'static Timers> = OnceLock::new();
-    TIMERS.get_or_init(|| {
-        let t: &'static Timers = Box::leak(Box::new(Timers {
-            due: Mutex::new(BinaryHeap::new()),
-            wake: Condvar::new(),
-        }));
-        let _ = std::thread::Builder::new()
-            .name("volley-link-timer".into())
-            .spawn(move || {
-                let mut due = t.due.lock().unwrap_or_else(|p| p.into_inner());
-                loop {
-                    let now = Instant::now();
-                    match due.peek() {
-                        None => due = t.wake.wait(due).unwrap_or_else(|p| p.into_inner()),
-                        Some(Reverse(d)) if d.0 <= now => {
-                            if let Some(Reverse(d)) = due.pop() {
-                                d.1.wake();
-                            }
-                        }
-                        Some(Reverse(d)) => {
-                            let wait = d.0 - now;
-                            due = t
-                                .wake
-                                .wait_timeout(due, wait)
-                                .map(|(g, _)| g)
-                                .unwrap_or_else(|p| p.into_inner().0);
-                        }
-                    }
-                }
-            });
-        t
-    })
-}
-
-/// Completes at `deadline`, give or take the timer thread's wake-up (about 0.1 ms).
-fn at(deadline: Instant) -> impl Future<Output = ()> {
-    std::future::poll_fn(move |cx| {
-        if Instant::now() >= deadline {
-            return Poll::Ready(());
-        }
-        let t = timers();
-        let mut due = t.due.lock().unwrap_or_else(|p| p.into_inner());
-        let earliest = due.peek().is_none_or(|Reverse(d)| deadline < d.0);
-        due.push(Reverse(Due(deadline, cx.waker().clone())));
-        drop(due);
-        if earliest {
-            t.wake.notify_one();
-        }
-        Poll::Pending
-    })
-}
-
 /// Parses a rate as tc writes one: `100mbit`, `512kbit`, `1gbit`, `8bit` are bits per second;
 /// `10mbps`, `64kbps`, `100bps` are bytes per second (tc's own, easily mistaken, convention).
 pub fn parse_rate(s: &str) -> Result<u64, String> {
@@ -184,6 +118,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 
 /// Relays every connection accepted on `listener` to `to`, shaped, until the process ends.
 pub async fn relay(listener: TcpListener, to: SocketAddr, shape: Shape) -> Result<()> {
+    let (shape, start) = (Arc::new(shape), Instant::now());
     loop {
         let (client, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -193,7 +128,10 @@ pub async fn relay(listener: TcpListener, to: SocketAddr, shape: Shape) -> Resul
                 continue;
             }
         };
+        let shape = shape.clone();
         tokio::spawn(async move {
+            // A partition holds a new connection too (its client's SYN goes unanswered).
+            at(shape.faults.passes_at(start, Instant::now())).await;
             let server = match TcpStream::connect(to).await {
                 Ok(s) => s,
                 Err(e) => {
@@ -206,70 +144,110 @@ pub async fn relay(listener: TcpListener, to: SocketAddr, shape: Shape) -> Resul
             let (cr, cw) = client.into_split();
             let (sr, sw) = server.into_split();
             let seed = u64::from(peer.port()) ^ std::process::id() as u64;
+            let (reset, _) = watch::channel(false);
+            let link = Link {
+                shape: &shape,
+                start,
+                reset: &reset,
+            };
             tokio::join!(
-                direction(cr, sw, shape, seed),
-                direction(sr, cw, shape, seed.rotate_left(32) ^ 0x9e37_79b9)
+                link.direction(cr, sw, seed),
+                link.direction(sr, cw, seed.rotate_left(32) ^ 0x9e37_79b9)
             );
         });
     }
 }
 
-/// One direction: a reader that stamps chunks with their release time, and a writer that sends
-/// each at its time, paced by the rate.
-async fn direction(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, shape: Shape, seed: u64) {
-    let (tx, mut rx) = mpsc::channel::<(Instant, Bytes)>(IN_FLIGHT);
-    let reader = async move {
-        let mut rng = Jitter::new(seed);
-        let mut last = Instant::now();
-        let mut buf = BytesMut::with_capacity(CHUNK);
-        loop {
-            buf.reserve(CHUNK);
-            match from.read_buf(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let due = Instant::now() + rng.delay(shape.delay, shape.jitter);
-            // Never before the chunk ahead of it.
-            last = last.max(due);
-            if tx.send((last, buf.split().freeze())).await.is_err() {
-                break;
-            }
-        }
-    };
-    let writer = async move {
-        // When the link is next free to start sending, at the rate.
-        let mut free_at = Instant::now();
-        while let Some((due, chunk)) = rx.recv().await {
-            let mut when = due;
-            if let Some(rate) = shape.rate {
-                when = when.max(free_at);
-                free_at = when + Duration::from_secs_f64(chunk.len() as f64 / rate as f64);
-            }
-            at(when).await;
-            if to.write_all(&chunk).await.is_err() {
-                return;
-            }
-        }
-        let _ = to.shutdown().await;
-    };
-    tokio::join!(reader, writer);
+/// Linger 0: closing the socket sends RST instead of FIN.
+fn linger_zero(half: &OwnedReadHalf) {
+    let _ = socket2::SockRef::from(half.as_ref()).set_linger(Some(Duration::ZERO));
 }
 
-/// The jitter's draws (fastrand's generator: no cryptographic need; one per direction).
-struct Jitter(fastrand::Rng);
+/// One relayed connection, as both of its directions see it.
+#[derive(Clone, Copy)]
+struct Link<'a> {
+    shape: &'a Shape,
+    start: Instant,
+    /// Set when a drawn reset ends the connection: both directions stop.
+    reset: &'a watch::Sender<bool>,
+}
 
-impl Jitter {
-    fn new(seed: u64) -> Jitter {
-        Jitter(fastrand::Rng::with_seed(seed))
-    }
-
-    /// `delay` plus a uniform draw from `-jitter..=jitter`, never below zero.
-    fn delay(&mut self, delay: Duration, jitter: Duration) -> Duration {
-        if jitter.is_zero() {
-            return delay;
-        }
-        let offset = self.0.u64(0..=jitter.as_nanos() as u64 * 2);
-        (delay + Duration::from_nanos(offset)).saturating_sub(jitter)
+impl Link<'_> {
+    /// One direction: a reader that stamps chunks with their release time, and a writer that
+    /// sends each at its time, paced by the rate.
+    async fn direction(self, mut from: OwnedReadHalf, mut to: OwnedWriteHalf, seed: u64) {
+        let Link {
+            shape,
+            start,
+            reset,
+        } = self;
+        let faults = &shape.faults;
+        let (tx, mut rx) = mpsc::channel::<(Instant, Bytes)>(IN_FLIGHT);
+        let mut stop = reset.subscribe();
+        let reader = async move {
+            let mut draws = Draws::new(seed);
+            let mut last = Instant::now();
+            let mut buf = BytesMut::with_capacity(CHUNK);
+            let mut seen = 0;
+            loop {
+                buf.reserve(CHUNK);
+                tokio::select! {
+                    r = from.read_buf(&mut buf) => match r {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    },
+                    _ = stop.changed() => {
+                        linger_zero(&from);
+                        break;
+                    }
+                }
+                // A connection's first chunks (its handshake) are left alone: a reset there is
+                // a refused dial, not a call cut off.
+                seen += 1;
+                if seen > faults::HANDSHAKE_CHUNKS && draws.chance(faults.reset) {
+                    // This side's socket here, the other's by the other direction's reader.
+                    linger_zero(&from);
+                    info!("reset a connection (--reset)");
+                    reset.send_replace(true);
+                    break;
+                }
+                let mut due = Instant::now() + draws.delay(shape.delay, shape.jitter);
+                if draws.chance(faults.drop) {
+                    due += RETRANSMIT_AFTER;
+                }
+                // Never before the chunk ahead of it, nor inside a partition.
+                last = faults.passes_at(start, last.max(due));
+                if tx.send((last, buf.split().freeze())).await.is_err() {
+                    break;
+                }
+            }
+        };
+        let mut stop = reset.subscribe();
+        let writer = async move {
+            // When the link is next free to start sending, at the rate.
+            let mut free_at = Instant::now();
+            loop {
+                let next = tokio::select! {
+                    n = rx.recv() => n,
+                    _ = stop.changed() => return,
+                };
+                let Some((due, chunk)) = next else { break };
+                let mut when = due;
+                if let Some(rate) = shape.rate {
+                    when = when.max(free_at);
+                    free_at = when + Duration::from_secs_f64(chunk.len() as f64 / rate as f64);
+                }
+                tokio::select! {
+                    _ = at(when) => {}
+                    _ = stop.changed() => return,
+                }
+                if to.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+            let _ = to.shutdown().await;
+        };
+        tokio::join!(reader, writer);
     }
 }
 
@@ -288,6 +266,11 @@ pub fn run(args: LinkArgs, signals: Signals) -> Result<()> {
         delay: args.delay,
         jitter: args.jitter,
         rate: args.rate,
+        faults: Faults {
+            drop: args.drop,
+            reset: args.reset,
+            partitions: args.partition,
+        },
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -309,10 +292,11 @@ pub fn run(args: LinkArgs, signals: Signals) -> Result<()> {
             None => "no rate limit".into(),
         };
         info!(
-            "listening on {} (relaying to {to}, {:?} +- {:?} each way, {rate})",
+            "listening on {} (relaying to {to}, {:?} +- {:?} each way, {rate}, {})",
             listener.local_addr()?,
             shape.delay,
-            shape.jitter
+            shape.jitter,
+            shape.faults.describe()
         );
         tokio::select! {
             r = relay(listener, to, shape) => r,
@@ -345,15 +329,5 @@ mod tests {
                 .contains("the unit is one of")
         );
         assert!(parse_rate("1bit").unwrap_err().contains("below one byte"));
-    }
-
-    #[test]
-    fn jitter_stays_within_its_bounds_and_spreads() {
-        let mut j = Jitter::new(7);
-        let (d, w) = (Duration::from_millis(5), Duration::from_millis(1));
-        let draws: Vec<Duration> = (0..10_000).map(|_| j.delay(d, w)).collect();
-        assert!(draws.iter().all(|x| *x >= d - w && *x <= d + w));
-        let low = draws.iter().filter(|x| **x < d).count();
-        assert!((4_000..6_000).contains(&low), "about half below: {low}");
     }
 }
