@@ -16,8 +16,8 @@
 
 mod error;
 pub mod frame;
-mod io;
 mod hpack_guard;
+mod io;
 mod redial;
 mod state;
 
