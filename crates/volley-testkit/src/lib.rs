@@ -6,6 +6,7 @@
 
 mod cli;
 pub mod fuzz;
+pub mod hostile;
 pub mod otlp;
 pub mod pages;
 mod process;

@@ -1,4 +1,5 @@
-//! Replays every fuzz seed (`fuzz/seeds/<target>/`) and every input a fuzzer once crashed on
+//! Replays every fuzz seed (`fuzz/seeds/<target>/`), the minimized corpus of the campaigns
+//! (`fuzz/corpus/<target>/`) and every input a fuzzer once crashed on
 //! (`fuzz/regressions/<target>/`) through the fuzz targets' bodies, on stable Rust.
 
 use std::path::Path;
@@ -11,7 +12,7 @@ fn every_seed_and_regression_input_runs_clean() {
     let mut ran = 0;
     for (name, body) in TARGETS {
         let mut seeds = 0;
-        for kind in ["seeds", "regressions"] {
+        for kind in ["seeds", "corpus", "regressions"] {
             let dir = root.join(kind).join(name);
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;

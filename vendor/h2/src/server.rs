@@ -565,6 +565,12 @@ where
         self.connection.pings_received()
     }
 
+    /// volley: PING ACKs the client sent for pings never sent, so a server can cut off a client
+    /// that sends them (each is otherwise ignored, at a cost).
+    pub fn pongs_unsolicited(&self) -> u64 {
+        self.connection.pongs_unsolicited()
+    }
+
     /// Checks if there are any streams
     pub fn has_streams(&self) -> bool {
         self.connection.has_streams()

@@ -30,7 +30,7 @@ use tracing::{debug, warn};
 
 use super::{
     h2_stream::CallStream,
-    idle::{Activity, IdleLimit},
+    idle::{Activity, IdleLimit, Step as IdleStep},
     linger::Lingering,
     pings::PingPolice,
 };
@@ -48,8 +48,14 @@ pub const DEFAULT_CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
 /// Largest header list accepted (hyper's default, which volley served with before).
 const MAX_HEADER_LIST: u32 = 16 * 1024;
-/// Reply bytes buffered per stream before the handler is made to wait (hyper's default).
-const MAX_SEND_BUFFER: usize = 400 * 1024;
+/// Reply bytes buffered per stream before the handler is made to wait: grpc-go's write quota
+/// (64 KiB). hyper's 400 KiB let a peer that opens its windows and never reads hold 400 KiB per
+/// stream (53 MB for 100 streams in `tests/hostile_client.rs`, 400 MB at the 1,024-stream limit).
+const MAX_SEND_BUFFER: usize = 64 * 1024;
+/// PING ACKs for pings the server never sent that a client may send before GOAWAY
+/// ENHANCE_YOUR_CALM. No well-behaved client sends one; h2 ignores each at a cost, so a client
+/// sending them at wire speed (10,000 in `tests/hostile_client.rs`) is cut off.
+const UNSOLICITED_ACKS: u64 = 4;
 /// Streams reset by local errors before the connection is closed (hyper's default).
 const MAX_LOCAL_ERROR_RESETS: usize = 1024;
 
@@ -85,6 +91,8 @@ pub(crate) struct ConnLimits {
     pub(crate) max_idle: Option<Duration>,
     /// Police the client's pings on a connection with no call open (`conn::pings`).
     pub(crate) ping_min_interval: Option<Duration>,
+    /// How long a connection sent GOAWAY for being idle may stay open (`conn::idle`).
+    pub(crate) grace: Duration,
 }
 
 /// One HTTP/2 connection: a future that ends when the connection does.
@@ -107,6 +115,8 @@ pub(crate) struct H2Connection<I> {
     idle: Option<IdleLimit>,
     /// GOAWAY ENHANCE_YOUR_CALM to a client that pings an idle connection too often.
     pings: Option<PingPolice>,
+    /// The client sent too many PING ACKs for pings never sent, and was told so.
+    acks_cut_off: bool,
 }
 
 /// Rapid reset (CVE-2023-44487) guard: streams a client opens and resets at once make the server
@@ -155,6 +165,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
             keepalive,
             max_idle,
             ping_min_interval,
+            grace,
         } = limits;
         H2Connection {
             state: State::Handshaking(builder.handshake(Lingering::new(io))),
@@ -169,8 +180,9 @@ impl<I: AsyncRead + AsyncWrite + Unpin> H2Connection<I> {
                 accepted: 0,
                 activity: Arc::new(Activity::new(max_idle.is_some())),
             },
-            idle: max_idle.map(IdleLimit::new),
+            idle: max_idle.map(|limit| IdleLimit::new(limit, grace)),
             pings: ping_min_interval.map(PingPolice::new),
+            acks_cut_off: false,
         }
     }
 
@@ -210,10 +222,15 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                 return Poll::Ready(Err(e));
             }
             if let Some(idle) = &mut this.idle
-                && idle.poll(cx, &this.calm.activity).is_ready()
+                && let Poll::Ready(step) = idle.poll(cx, &this.calm.activity)
             {
-                debug!("connection idle for its limit; sending GOAWAY");
-                conn.graceful_shutdown();
+                if step == IdleStep::GoAway {
+                    debug!("connection idle for its limit; sending GOAWAY");
+                    conn.graceful_shutdown();
+                } else {
+                    debug!("connection still open a grace period after its idle GOAWAY; closing");
+                    conn.abrupt_shutdown(h2::Reason::NO_ERROR);
+                }
             }
             loop {
                 match conn.poll_accept(cx) {
@@ -239,6 +256,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                     Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e.into())),
                     Poll::Ready(None) => return Poll::Ready(Ok(())),
                     Poll::Pending if this.fresh.is_empty() => {
+                        if !this.acks_cut_off && conn.pongs_unsolicited() > UNSOLICITED_ACKS {
+                            this.acks_cut_off = true;
+                            debug!("PING ACKs for pings never sent; sending ENHANCE_YOUR_CALM");
+                            conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
+                            continue;
+                        }
                         let pings = this.pings.as_mut();
                         if pings
                             .is_some_and(|p| p.cut_off(conn.pings_received(), conn.has_streams()))

@@ -2,11 +2,17 @@
 //! rapid-reset guard, `Calm` in `conn::h2`), and, with an idle limit, how many are open and
 //! since when none has been, so an idle connection is sent GOAWAY after the limit, as grpc-go's
 //! `MaxConnectionIdle` does. The counts cost nothing unless an idle limit is set.
+//!
+//! The GOAWAY is graceful, and h2 ends a gracefully closed connection only once the client has
+//! acknowledged the PING sent with it; a client that never does (one dribbling a header block,
+//! one that never reads) would keep the connection for ever. So the limit has a second step:
+//! a connection still open the server's grace period after its idle GOAWAY is closed, as
+//! grpc-go sends its final GOAWAY when the PING goes unanswered.
 
 use std::{
     pin::Pin,
     sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
-    task::{Context, Poll},
+    task::{Context, Poll, ready},
     time::Duration,
 };
 
@@ -71,27 +77,54 @@ impl Activity {
 /// The idle limit's timer.
 pub(super) struct IdleLimit {
     limit: Duration,
+    /// How long after the idle GOAWAY the connection may stay open.
+    grace: Duration,
     timer: Pin<Box<Sleep>>,
-    done: bool,
+    step: Step,
+}
+
+/// Where an idle limit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Watching for the limit.
+    Watching,
+    /// Idle for the limit: send GOAWAY (gracefully).
+    GoAway,
+    /// Still open the grace period after the GOAWAY: close it.
+    Close,
 }
 
 impl IdleLimit {
-    pub(super) fn new(limit: Duration) -> IdleLimit {
+    pub(super) fn new(limit: Duration, grace: Duration) -> IdleLimit {
         IdleLimit {
             limit,
+            grace,
             timer: Box::pin(tokio::time::sleep(limit)),
-            done: false,
+            step: Step::Watching,
         }
     }
 
-    /// Ready (once) when the connection has been idle for the limit.
-    pub(super) fn poll(&mut self, cx: &mut Context<'_>, activity: &Activity) -> Poll<()> {
-        while !self.done && self.timer.as_mut().poll(cx).is_ready() {
+    /// Ready with [`Step::GoAway`] (once) when the connection has been idle for the limit, then
+    /// with [`Step::Close`] (once) when the grace period after it has passed.
+    pub(super) fn poll(&mut self, cx: &mut Context<'_>, activity: &Activity) -> Poll<Step> {
+        match self.step {
+            Step::Watching => {}
+            Step::GoAway => {
+                ready!(self.timer.as_mut().poll(cx));
+                self.step = Step::Close;
+                return Poll::Ready(Step::Close);
+            }
+            Step::Close => return Poll::Pending,
+        }
+        while self.timer.as_mut().poll(cx).is_ready() {
             let next = match activity.idle_for() {
                 None => self.limit,
                 Some(idle) if idle >= self.limit => {
-                    self.done = true;
-                    return Poll::Ready(());
+                    self.step = Step::GoAway;
+                    self.timer.as_mut().reset(Instant::now() + self.grace);
+                    // Registers the grace timer's wake-up.
+                    let _ = self.timer.as_mut().poll(cx);
+                    return Poll::Ready(Step::GoAway);
                 }
                 Some(idle) => self.limit - idle,
             };
@@ -108,19 +141,28 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn fires_after_the_limit_of_no_calls_and_not_while_one_is_open() {
         let a = Activity::new(true);
-        let mut idle = IdleLimit::new(Duration::from_secs(1));
+        let mut idle = IdleLimit::new(Duration::from_secs(1), Duration::from_secs(2));
         let fired = |idle: &mut IdleLimit, a: &Activity| {
             let waker = futures_util::task::noop_waker();
-            idle.poll(&mut Context::from_waker(&waker), a).is_ready()
+            match idle.poll(&mut Context::from_waker(&waker), a) {
+                Poll::Ready(step) => Some(step),
+                Poll::Pending => None,
+            }
         };
         a.started();
         tokio::time::advance(Duration::from_millis(1500)).await;
-        assert!(!fired(&mut idle, &a), "a call is open");
+        assert_eq!(fired(&mut idle, &a), None, "a call is open");
         a.ended();
         tokio::time::advance(Duration::from_millis(900)).await;
-        assert!(!fired(&mut idle, &a), "idle 0.9 s");
+        assert_eq!(fired(&mut idle, &a), None, "idle 0.9 s");
         tokio::time::advance(Duration::from_millis(200)).await;
-        assert!(fired(&mut idle, &a), "idle 1.1 s");
-        assert!(!fired(&mut idle, &a), "once");
+        assert_eq!(fired(&mut idle, &a), Some(Step::GoAway), "idle 1.1 s");
+        assert_eq!(fired(&mut idle, &a), None, "once");
+        // Still open 2 s (the grace) after the GOAWAY: closed.
+        tokio::time::advance(Duration::from_millis(1900)).await;
+        assert_eq!(fired(&mut idle, &a), None, "1.9 s after the GOAWAY");
+        tokio::time::advance(Duration::from_millis(200)).await;
+        assert_eq!(fired(&mut idle, &a), Some(Step::Close), "2.1 s after");
+        assert_eq!(fired(&mut idle, &a), None, "once");
     }
 }

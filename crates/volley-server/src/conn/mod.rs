@@ -1,8 +1,8 @@
 //! One connection: told apart (TLS, h2c, or both on one port by the first byte), identified within
 //! the handshake deadline, served and driven to its end by the server's drain or its maximum age.
 //! Every HTTP/2 connection (h2c, TLS with ALPN "h2", TLS whose first bytes are the preface) is
-//! served on h2 directly in `h2`, under its guards (rapid reset, ping policing, idle and
-//! concurrency limits); hyper serves HTTP/1.1 only.
+//! served on h2 directly in `h2`, under its guards (rapid reset, ping policing, unsolicited PING
+//! ACKs, idle and concurrency limits); hyper serves HTTP/1.1 only.
 
 mod counts;
 pub(crate) mod h2;
@@ -96,6 +96,7 @@ impl ConnContext {
                 keepalive: s.keepalive,
                 max_idle: s.max_idle,
                 ping_min_interval: s.ping_min_interval,
+                grace: s.grace,
             },
             counts: s.counts,
         }

@@ -14,6 +14,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::AsyncRead;
 
+/// volley: frames handled per poll of a connection before it yields (see `poll2`).
+const FRAMES_PER_POLL: usize = 256;
+
 /// An H2 connection
 #[derive(Debug)]
 pub(crate) struct Connection<T, P, B: Buf = Bytes>
@@ -303,6 +306,11 @@ where
         self.inner.ping_pong.received()
     }
 
+    /// volley: PING ACKs received for pings never sent.
+    pub(crate) fn pongs_unsolicited(&self) -> u64 {
+        self.inner.ping_pong.unsolicited()
+    }
+
     /// Advances the internal state of the connection.
     pub fn poll(&mut self, cx: &mut Context) -> Poll<Result<(), Error>> {
         // XXX(eliza): cloning the span is unfortunately necessary here in
@@ -364,6 +372,11 @@ where
         // second (and thus, the clock wouldn't have changed enough to matter).
         self.clear_expired_reset_streams();
 
+        // volley: at most this many frames are handled per poll before the task yields (waking
+        // itself), so that a peer flooding frames (1-byte DATA frames, bursts of HEADERS) cannot
+        // keep the thread from the other connections it serves for a whole socket's worth of
+        // frames.
+        let mut budget = FRAMES_PER_POLL;
         loop {
             // First, ensure that the `Connection` is able to receive a frame
             //
@@ -409,6 +422,12 @@ where
                 ReceivedFrame::Done => {
                     return Poll::Ready(Ok(()));
                 }
+            }
+            // volley: see `budget` above.
+            budget -= 1;
+            if budget == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
             }
         }
     }

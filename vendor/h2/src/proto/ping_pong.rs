@@ -18,6 +18,8 @@ pub(crate) struct PingPong {
     user_pings: Option<UserPingsRx>,
     /// volley: PINGs received from the peer (not acks), for the server's ping policing.
     received: u64,
+    /// volley: PING ACKs for pings never sent, for the server's policing (and one warning).
+    unsolicited: u64,
 }
 
 #[derive(Debug)]
@@ -69,12 +71,18 @@ impl PingPong {
             pending_pong: None,
             user_pings: None,
             received: 0,
+            unsolicited: 0, // volley
         }
     }
 
     /// volley: PINGs received from the peer so far (acks not counted).
     pub(crate) fn received(&self) -> u64 {
         self.received
+    }
+
+    /// volley: PING ACKs received for pings never sent.
+    pub(crate) fn unsolicited(&self) -> u64 {
+        self.unsolicited
     }
 
     /// Can only be called once. If called a second time, returns `None`.
@@ -133,7 +141,12 @@ impl PingPong {
             // else we were acked a ping we didn't send?
             // The spec doesn't require us to do anything about this,
             // so for resiliency, just ignore it for now.
-            tracing::warn!("recv PING ack that we never sent: {:?}", ping);
+            // volley: warned once per connection, not once per frame (a peer sending them
+            // wrote the log at wire speed); counted, so the server can cut such a peer off.
+            self.unsolicited += 1;
+            if self.unsolicited == 1 {
+                tracing::warn!("recv PING ack that we never sent: {:?}", ping);
+            }
             ReceivedPing::Unknown
         } else {
             // Save the ping's payload to be sent as an acknowledgement.
