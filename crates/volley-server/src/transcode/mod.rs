@@ -1,6 +1,8 @@
 //! Between protobuf and the JSON protocols: JSON <-> protobuf bytes for a message type, Connect's
 //! names and HTTP statuses for codes and its error JSON, and query strings (Connect GET, REST).
 
+mod nonfinite;
+
 use base64::{Engine, engine::general_purpose::STANDARD_NO_PAD};
 use bytes::Bytes;
 use http::StatusCode;
@@ -84,9 +86,13 @@ pub fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Sta
 pub fn proto_to_json(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Bytes, Status> {
     let msg = DynamicMessage::decode(desc.clone(), bytes)
         .map_err(|e| Status::internal(format!("reply is not a {}: {e}", desc.full_name())))?;
-    serde_json::to_vec(&msg)
-        .map(Bytes::from)
-        .map_err(|e| Status::internal(format!("cannot write JSON: {e}")))
+    let cannot = |e: serde_json::Error| Status::internal(format!("cannot write JSON: {e}"));
+    if !nonfinite::can_hold_wrapper(desc) {
+        return serde_json::to_vec(&msg).map(Bytes::from).map_err(cannot);
+    }
+    let mut json = serde_json::to_value(&msg).map_err(cannot)?;
+    nonfinite::mend(&msg, &mut json);
+    serde_json::to_vec(&json).map(Bytes::from).map_err(cannot)
 }
 
 pub(crate) fn decode(s: &str) -> String {
@@ -121,5 +127,55 @@ mod tests {
         );
         let j = error_json(&Status::not_found("x"));
         assert_eq!(j, serde_json::json!({"code": "not_found", "message": "x"}));
+    }
+
+    #[test]
+    fn non_finite_float_and_double_wrappers_are_written_as_proto3_json_strings() {
+        let dir = std::env::temp_dir().join(format!("volley-nonfinite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("w.proto");
+        std::fs::write(
+            &file,
+            r#"syntax = "proto3";
+            import "google/protobuf/wrappers.proto";
+            message W {
+              google.protobuf.FloatValue f = 1;
+              repeated google.protobuf.DoubleValue ds = 2;
+              map<string, google.protobuf.DoubleValue> m = 3;
+              W inner = 4;
+              float plain = 5;
+            }
+            message Plain { int32 n = 1; }"#,
+        )
+        .unwrap();
+        let pool = volley_proto::schema::compile_proto(&file, std::slice::from_ref(&dir)).unwrap();
+        let w = pool.get_message_by_name("W").unwrap();
+        assert!(nonfinite::can_hold_wrapper(&w));
+        assert!(!nonfinite::can_hold_wrapper(
+            &pool.get_message_by_name("Plain").unwrap()
+        ));
+
+        let json = br#"{"f": "Infinity", "ds": [1.5, "NaN", "-Infinity"], "m": {"k": "Infinity"},
+            "inner": {"f": "-Infinity"}, "plain": "NaN"}"#;
+        let wire = json_to_proto(&w, json).unwrap();
+        let out: serde_json::Value =
+            serde_json::from_slice(&proto_to_json(&w, &wire).unwrap()).unwrap();
+        assert_eq!(
+            out,
+            serde_json::json!({"f": "Infinity", "ds": [1.5, "NaN", "-Infinity"],
+                "m": {"k": "Infinity"}, "inner": {"f": "-Infinity"}, "plain": "NaN"})
+        );
+        // A wrapper as the whole message, too.
+        let f = pool
+            .get_message_by_name("google.protobuf.FloatValue")
+            .unwrap();
+        let fw = json_to_proto(&f, b"\"-Infinity\"").unwrap();
+        assert_eq!(&proto_to_json(&f, &fw).unwrap()[..], b"\"-Infinity\"");
+        // And it reads back as the same message.
+        assert_eq!(
+            json_to_proto(&w, &serde_json::to_vec(&out).unwrap()).unwrap(),
+            wire
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
