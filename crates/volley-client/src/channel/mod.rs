@@ -4,8 +4,10 @@
 //! expansion" leased one connection per caller and lost HTTP/2's multiplexing; see
 //! docs/client.md). Connections are dialled lazily (or up front with [`Channel::warm`]); a
 //! connection that fails, or whose peer sends GOAWAY, takes no new calls and is replaced on next
-//! use; dials that fail back off (100 ms doubling to 2 s) and calls fail fast with UNAVAILABLE in
-//! between, so a caller such as the gateway can answer 503 at once and recover by itself.
+//! use; dials that fail, and connections that close before the server answered a call, back off
+//! (100 ms doubling to 2 s; a connection answered on resets the wait) and calls fail fast with
+//! UNAVAILABLE in between, so a caller such as the gateway can answer 503 at once and recover by
+//! itself, and a server that closes every connection unanswered is not redialled per call.
 //! Calls the server never saw (refused streams, streams beyond a GOAWAY, a connection gone before
 //! the stream opened) are retried transparently, up to three attempts, as grpc-go does.
 //!
@@ -215,7 +217,10 @@ impl Channel {
             let sender = lease.connection().sender();
             let keep = keep.then_some(&mut kept);
             match attempt_numbered(sender, head, body.clone(), keep, previous).await {
-                Ok(r) => return Ok((r, kept.freeze())),
+                Ok(r) => {
+                    lease.connection().mark_replied();
+                    return Ok((r, kept.freeze()));
+                }
                 Err(f) => {
                     if f.retire {
                         lease.connection().retire();

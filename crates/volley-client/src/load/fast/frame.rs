@@ -1,10 +1,15 @@
 //! A request's header block as the fast path sends it, encoded once per call head (HPACK
 //! literals without indexing, so that the same bytes serve every call). The frames around it are
-//! HTTP/2's shared vocabulary, `volley_wire::h2`.
+//! HTTP/2's shared vocabulary, `volley_wire::h2`; a server frame's padding is read here too.
 
 use bytes::Bytes;
 use fluke_hpack::encoder::encode_integer_into;
 use http::{HeaderName, HeaderValue};
+
+use volley_wire::{
+    Status,
+    h2::{Head, flag},
+};
 
 use crate::CallHead;
 
@@ -61,6 +66,21 @@ impl HeaderBlock {
         }
         HeaderBlock(Bytes::from(out))
     }
+}
+
+/// A padded frame's (front, back) padding lengths.
+pub(super) fn padding(h: Head, p: &[u8]) -> Result<(usize, usize), Status> {
+    if h.flags & flag::PADDED == 0 {
+        return Ok((0, 0));
+    }
+    let pad = usize::from(
+        *p.first()
+            .ok_or_else(|| Status::internal("a padded frame with no pad length"))?,
+    );
+    if pad + 1 > p.len() {
+        return Err(Status::internal("a frame shorter than its padding"));
+    }
+    Ok((1, pad))
 }
 
 #[cfg(test)]

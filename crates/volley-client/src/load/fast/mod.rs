@@ -16,7 +16,7 @@
 
 mod error;
 pub mod frame;
-mod hpack_guard;
+mod headers;
 mod io;
 mod redial;
 mod state;

@@ -18,7 +18,8 @@ use volley_wire::{
 
 use super::{
     error::{CallError, going_away, stream_status},
-    frame::HeaderBlock,
+    frame::{HeaderBlock, padding},
+    headers::MAX_HEADER_BLOCK,
 };
 use crate::UnaryReply;
 
@@ -27,11 +28,6 @@ const TOP_UP: u32 = 1 << 30;
 
 /// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
 pub(super) const MAX_FRAME_IN: usize = DEFAULT_MAX_FRAME_SIZE;
-
-/// The largest reply header block taken (HEADERS and its CONTINUATION frames), grpc-go's default
-/// limit on a header list (16 MiB): a server that sends CONTINUATION frames without end would
-/// otherwise grow the block, and the client's memory, for as long as it keeps sending.
-pub(super) const MAX_HEADER_BLOCK: usize = 16 << 20;
 
 /// What a call's slot holds.
 pub(super) enum Slot {
@@ -78,6 +74,8 @@ pub(super) struct Inner {
     goaway_last: Option<u32>,
     /// The server has ended a stream here: it answered a call (whatever the call's status).
     replied: bool,
+    /// The writer task has ended (a failed write, or the socket shut): nothing more is sent.
+    writer_gone: bool,
 }
 
 impl Inner {
@@ -102,6 +100,7 @@ impl Inner {
             closed: None,
             goaway_last: None,
             replied: false,
+            writer_gone: false,
         }
     }
 
@@ -139,6 +138,23 @@ impl Inner {
     /// Whether frames wait to be sent.
     pub(super) fn has_out(&self) -> bool {
         !self.out.is_empty()
+    }
+
+    /// Bytes waiting to be sent (not yet taken by the writer).
+    pub(super) fn out_len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Notes that the writer has ended: what waits to be sent is dropped (and the reader,
+    /// which would only add to it, ends).
+    pub(super) fn writer_gone(&mut self) {
+        self.writer_gone = true;
+        self.out = Vec::new();
+    }
+
+    /// Whether the writer has ended.
+    pub(super) fn is_writer_gone(&self) -> bool {
+        self.writer_gone
     }
 
     /// The largest request body one call can send (one DATA frame, within the server's
@@ -434,38 +450,18 @@ impl Inner {
 
     fn headers_done(&mut self) -> Result<(), Status> {
         let (stream, flags, block) = self.partial.take().expect("a header block");
-        let (mut http_status, mut grpc_code, mut message) = (None, None, None);
-        if !super::hpack_guard::size_updates_decode(&block) {
-            return Err(Status::internal(
-                "a reply's headers do not decode: a table size update is cut short",
-            ));
-        }
-        self.decoder
-            .decode_with_cb(&block, |k, v| match &k[..] {
-                b":status" => {
-                    http_status = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
-                }
-                b"grpc-status" => {
-                    grpc_code = std::str::from_utf8(&v)
-                        .ok()
-                        .and_then(|s| s.parse::<i32>().ok())
-                        .map(Code::from_i32);
-                }
-                b"grpc-message" => message = Some(String::from_utf8_lossy(&v).into_owned()),
-                _ => {}
-            })
-            .map_err(|e| Status::internal(format!("a reply's headers do not decode: {e:?}")))?;
+        let said = super::headers::decode(&mut self.decoder, &block)?;
         if let Some(Slot::Waiting {
             http_status: hs,
             grpc,
             ..
         }) = self.slot(stream)
         {
-            if let Some(s) = http_status {
+            if let Some(s) = said.http_status {
                 *hs = s;
             }
-            if let Some(c) = grpc_code {
-                *grpc = Some((c, message.unwrap_or_default()));
+            if let Some(c) = said.grpc_code {
+                *grpc = Some((c, said.message.unwrap_or_default()));
             }
         }
         if flags & flag::END_STREAM != 0 {
@@ -499,21 +495,6 @@ impl Inner {
         };
         self.settle(id, result.map_err(CallError::Failed));
     }
-}
-
-/// A padded frame's (front, back) padding lengths.
-fn padding(h: Head, p: &[u8]) -> Result<(usize, usize), Status> {
-    if h.flags & flag::PADDED == 0 {
-        return Ok((0, 0));
-    }
-    let pad = usize::from(
-        *p.first()
-            .ok_or_else(|| Status::internal("a padded frame with no pad length"))?,
-    );
-    if pad + 1 > p.len() {
-        return Err(Status::internal("a frame shorter than its padding"));
-    }
-    Ok((1, pad))
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! One HTTP/2 connection on the h2 crate: dial (TCP or Unix socket, then TLS if asked), handshake,
-//! and a driver task that keeps it alive. Clones share the connection.
+//! One HTTP/2 connection on the h2 crate: dial (TCP or Unix socket, then TLS if asked), handshake
+//! (a failure explained by what the server sent, kept by a `Witness`), and a driver task that
+//! keeps it alive. Clones share the connection.
 
 use std::{
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -17,6 +18,14 @@ use tokio::{
 };
 
 use crate::endpoint::{Endpoint, Target};
+
+mod explain;
+mod witness;
+
+use explain::explain_handshake;
+#[cfg(feature = "tls")]
+use explain::explain_tls;
+use witness::{Seen, Witness};
 
 /// Per-stream receive window (1 MiB).
 pub const STREAM_WINDOW: u32 = 1 << 20;
@@ -68,6 +77,9 @@ pub struct Connection {
     /// False once the connection's driver has ended (closed, failed keepalive) or the peer sent
     /// GOAWAY (set by whoever saw it): no new calls should go here.
     usable: Arc<AtomicBool>,
+    /// The server has answered a call here (set by the call, or by its lease's end): a channel
+    /// backs off its redials after a connection that closed without (`channel::pool`).
+    replied: Arc<AtomicBool>,
 }
 
 /// Clears the flag when the driver task ends, however it ends.
@@ -128,6 +140,18 @@ impl Connection {
     /// Calls in flight finish normally.
     pub fn retire(&self) {
         self.usable.store(false, Ordering::Release);
+    }
+
+    /// Notes that the server answered a call here.
+    pub(crate) fn mark_replied(&self) {
+        if !self.replied.load(Ordering::Relaxed) {
+            self.replied.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the server has answered a call here.
+    pub(crate) fn replied(&self) -> bool {
+        self.replied.load(Ordering::Relaxed)
     }
 
     /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS as currently in force.
@@ -199,134 +223,25 @@ async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
     handshake(ep, io).await
 }
 
-/// Says which side refused a TLS handshake.
-#[cfg(feature = "tls")]
-fn explain_tls(e: &std::io::Error) -> String {
-    let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
-    match inner {
-        Some(rustls::Error::InvalidCertificate(c)) => {
-            format!(
-                "we refused the server's certificate: {}",
-                explain_certificate(c)
-            )
-        }
-        Some(rustls::Error::AlertReceived(a)) => {
-            format!("the server refused the handshake with alert {a:?} (check --cert/--key)")
-        }
-        Some(rustls::Error::InvalidMessage(m)) => {
-            format!("the server did not speak TLS ({m:?}); is it plaintext? then use --insecure")
-        }
-        Some(other) => other.to_string(),
-        None => format!("{e} (is the server plaintext? then use --insecure)"),
-    }
-}
-
-#[cfg(feature = "tls")]
-/// What is wrong with a server certificate, and which flag changes it, in one sentence.
-fn explain_certificate(c: &rustls::CertificateError) -> String {
-    use rustls::CertificateError as E;
-    const SKIP: &str = "or skip the check with --skipTLS";
-    let days = |from: rustls::pki_types::UnixTime, to: rustls::pki_types::UnixTime| {
-        to.as_secs().abs_diff(from.as_secs()) / 86_400
-    };
-    match c {
-        E::UnknownIssuer => format!(
-            "it is not signed by a CA we trust; pass its CA (for a self-signed certificate, the \
-             certificate itself) with --cacert, {SKIP}"
-        ),
-        E::NotValidForNameContext {
-            expected,
-            presented,
-        } if presented.is_empty() => format!(
-            "it names no host (no subjectAltName), so it is not valid for {}; make it with \
-             -addext \"subjectAltName=DNS:{0}\", {SKIP}",
-            name_of(expected)
-        ),
-        E::NotValidForNameContext {
-            expected,
-            presented,
-        } => format!(
-            "it is for {}, not {}; connect by one of those names or set --cname, {SKIP}",
-            presented
-                .iter()
-                .map(|p| presented_name(p))
-                .collect::<Vec<_>>()
-                .join(", "),
-            name_of(expected)
-        ),
-        E::NotValidForName => {
-            format!("it is not valid for the name we connected to; set --cname, {SKIP}")
-        }
-        E::ExpiredContext { time, not_after } => format!(
-            "it expired {} day(s) ago; renew it on the server, {SKIP}",
-            days(*not_after, *time)
-        ),
-        E::Expired => format!("it has expired; renew it on the server, {SKIP}"),
-        E::NotValidYetContext { time, not_before } => format!(
-            "it is not valid for another {} day(s) (check the clocks), {SKIP}",
-            days(*time, *not_before)
-        ),
-        E::NotValidYet => format!("it is not valid yet (check the clocks), {SKIP}"),
-        E::BadSignature => format!("its signature does not verify, {SKIP}"),
-        // rustls passes this webpki error on boxed in `Other`.
-        E::Other(o)
-            if matches!(
-                o.0.downcast_ref::<webpki::Error>(),
-                Some(webpki::Error::CaUsedAsEndEntity)
-            ) =>
-        {
-            format!(
-                "it is a CA certificate that --cacert does not hold; pass this very certificate \
-             with --cacert (a self-signed one), or give the server a certificate signed by a CA \
-             in --cacert, {SKIP}"
-            )
-        }
-        other => format!("{other:?}; check --cacert and --cname, {SKIP}"),
-    }
-}
-
-#[cfg(feature = "tls")]
-/// A name from the certificate as rustls lists it (`DnsName("localhost")`, `IpAddress(::1)`),
-/// without the wrapping.
-fn presented_name(p: &str) -> &str {
-    p.strip_prefix("DnsName(\"")
-        .and_then(|r| r.strip_suffix("\")"))
-        .or_else(|| {
-            p.strip_prefix("IpAddress(")
-                .and_then(|r| r.strip_suffix(')'))
-        })
-        .unwrap_or(p)
-}
-
-#[cfg(feature = "tls")]
-/// A server name as the user typed it (`localhost`, `127.0.0.1`), not its Debug form.
-fn name_of(name: &rustls::pki_types::ServerName<'_>) -> String {
-    match name {
-        rustls::pki_types::ServerName::DnsName(d) => d.as_ref().to_owned(),
-        rustls::pki_types::ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
-fn plaintext_hint(ep: &Endpoint, e: &h2::Error) -> String {
-    if !ep.is_tls() {
-        format!("{e} (the server may want TLS: drop --insecure)")
-    } else {
-        e.to_string()
-    }
-}
-
 async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, ConnectError> {
+    // Dropped when this returns: the witness then stops keeping anything.
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let io = Witness {
+        io,
+        seen: Some(Arc::downgrade(&seen)),
+        failed_write: None,
+    };
+    let failed = |e: h2::Error| ConnectError::Http2 {
+        target: ep.target.to_string(),
+        detail: explain_handshake(ep, &e, &seen.lock().unwrap()),
+    };
     let (send, mut conn) = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
         .max_concurrent_reset_streams(1024)
         .handshake::<_, Bytes>(io)
         .await
-        .map_err(|e| ConnectError::Http2 {
-            target: ep.target.to_string(),
-            detail: plaintext_hint(ep, &e),
-        })?;
+        .map_err(failed)?;
     let mut ping = conn.ping_pong().expect("ping_pong is taken once, here");
     let usable = Arc::new(AtomicBool::new(true));
     let mark = MarkClosed(usable.clone());
@@ -338,10 +253,7 @@ async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, Connect
     // proves its preface arrived (a silent peer then fails within the connect timeout).
     if let Err(e) = ping.ping(h2::Ping::opaque()).await {
         driver.abort();
-        return Err(ConnectError::Http2 {
-            target: ep.target.to_string(),
-            detail: plaintext_hint(ep, &e),
-        });
+        return Err(failed(e));
     }
     if let Some(every) = ep.keepalive {
         tokio::spawn(async move {
@@ -355,5 +267,9 @@ async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, Connect
             }
         });
     }
-    Ok(Connection { send, usable })
+    Ok(Connection {
+        send,
+        usable,
+        replied: Arc::new(AtomicBool::new(false)),
+    })
 }

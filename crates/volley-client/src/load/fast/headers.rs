@@ -1,13 +1,61 @@
-//! A guard in front of fluke-hpack's decoder: fluke-hpack 0.3.1 panics (an `unwrap`) on a
-//! dynamic-table size update whose integer is cut short or too long, where it returns an error
-//! for every other malformed representation. Found by the `fast_frames` fuzz target; a server's
-//! bytes must never panic the client, so each reply's header block is walked first. The walk
+//! A reply's header block read into what a call needs (`:status`, `grpc-status`,
+//! `grpc-message`), through fluke-hpack's decoder with a guard in front: fluke-hpack 0.3.1 panics
+//! (an `unwrap`) on a dynamic-table size update whose integer is cut short or too long, where it
+//! returns an error for every other malformed representation. Found by the `fast_frames` fuzz
+//! target; a server's bytes must never panic the client, so each block is walked first. The walk
 //! reads only the lengths (no table, no strings), a few nanoseconds per block.
+
+use volley_wire::{Code, Status};
+
+/// The largest reply header block taken (HEADERS and its CONTINUATION frames), grpc-go's default
+/// limit on a header list (16 MiB): a server that sends CONTINUATION frames without end would
+/// otherwise grow the block, and the client's memory, for as long as it keeps sending.
+pub(super) const MAX_HEADER_BLOCK: usize = 16 << 20;
+
+/// What a reply's header block says about its call.
+#[derive(Debug, Default)]
+pub(super) struct Said {
+    /// `:status`.
+    pub(super) http_status: Option<u16>,
+    /// `grpc-status`.
+    pub(super) grpc_code: Option<Code>,
+    /// `grpc-message`.
+    pub(super) message: Option<String>,
+}
+
+/// Decodes `block` with the connection's `decoder`; an error for a block that does not decode.
+pub(super) fn decode(
+    decoder: &mut fluke_hpack::Decoder<'static>,
+    block: &[u8],
+) -> Result<Said, Status> {
+    if !size_updates_decode(block) {
+        return Err(Status::internal(
+            "a reply's headers do not decode: a table size update is cut short",
+        ));
+    }
+    let mut said = Said::default();
+    decoder
+        .decode_with_cb(block, |k, v| match &k[..] {
+            b":status" => {
+                said.http_status = std::str::from_utf8(&v).ok().and_then(|s| s.parse().ok());
+            }
+            b"grpc-status" => {
+                said.grpc_code = std::str::from_utf8(&v)
+                    .ok()
+                    .and_then(|s| s.parse::<i32>().ok())
+                    .map(Code::from_i32);
+            }
+            b"grpc-message" => said.message = Some(String::from_utf8_lossy(&v).into_owned()),
+            _ => {}
+        })
+        .map_err(|e| Status::internal(format!("a reply's headers do not decode: {e:?}")))?;
+    Ok(said)
+}
 
 /// Whether every dynamic-table size update fluke-hpack would reach in `block` has a whole
 /// integer. A representation cut short before one means fluke-hpack stops there with an error
 /// of its own, so the rest is not looked at.
-pub(super) fn size_updates_decode(block: &[u8]) -> bool {
+fn size_updates_decode(block: &[u8]) -> bool {
     let mut at = 0;
     while at < block.len() {
         let rest = &block[at..];
