@@ -76,12 +76,15 @@ fn tokens(src: &str) -> Vec<Tok> {
                 end: i,
             });
         } else {
+            // A whole character: `i` must stay on a character boundary, or the slices above
+            // panic on the next non-ASCII byte (found by the proto_schema fuzz campaign).
+            let width = src[i..].chars().next().map_or(1, char::len_utf8);
             out.push(Tok {
                 kind: Kind::Punct,
                 start: i,
-                end: i + 1,
+                end: i + width,
             });
-            i += 1;
+            i += width;
         }
     }
     out
@@ -317,5 +320,19 @@ mod tests {
             "{out}"
         );
         assert_eq!(lower("syntax = \"proto3\";\nmessage M {}\n"), None);
+    }
+
+    #[test]
+    fn non_ascii_punctuation_is_one_token_and_never_split() {
+        let src = "syntax = \"proto3\"; \u{7c4} /* \u{7c4} */ message M {} \u{e9}";
+        let toks = tokens(src);
+        assert!(
+            toks.iter()
+                .all(|t| src.is_char_boundary(t.start) && src.is_char_boundary(t.end))
+        );
+        assert_eq!(
+            edition_of("edition = \"2023\"; \u{7c4}//x"),
+            Some("2023".into())
+        );
     }
 }
