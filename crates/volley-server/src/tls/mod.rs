@@ -1,5 +1,5 @@
 //! TLS for the server: rustls configs from PEM files, ones that follow their files
-//! ([`reload`]), and a generated local CA plus certificate.
+//! ([`Reloading`]), and a generated local CA plus certificate.
 
 mod reload;
 
