@@ -46,3 +46,5 @@ pub use defaults::{Defaults, pools, services};
 pub use model::Origin;
 pub use server::{Config, StopSignal, run};
 pub use stubs::{Options, Stubs};
+#[doc(hidden)]
+pub use template::fuzz_render;

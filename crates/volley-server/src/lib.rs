@@ -109,6 +109,9 @@ pub use error::ServeError;
 #[cfg_attr(docsrs, doc(cfg(feature = "dynamic")))]
 pub use handler::{DynamicFuture, DynamicHandler, DynamicStream};
 pub use handler::{Request, Response, Service, ServiceBuilder};
+#[cfg(feature = "web")]
+#[doc(hidden)]
+pub use route::rest::fuzz_match_template;
 pub use server::{ConnectionCounts, Server};
 pub use tower::Router;
 /// Generated health and reflection types (from `volley-proto`).

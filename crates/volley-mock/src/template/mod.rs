@@ -112,6 +112,28 @@ impl Root for Ctx {
     }
 }
 
+/// For volley-testkit's `stubs` fuzz target (not an API): parses `src` as a reply template and
+/// renders it for a unary call of `package.Service/Method` whose request is `request` (JSON); the
+/// text, or what went wrong.
+#[doc(hidden)]
+pub fn fuzz_render(src: &str, request: Value, headers: Value) -> Result<String, String> {
+    let t = Template::parse(src).map_err(|e| e.to_string())?;
+    let ctx = Ctx {
+        requests: Value::Array(vec![request.clone()]),
+        request,
+        headers,
+        time: 1_700_000_000_000_000_000,
+        stub_id: "00000000-0000-4000-8000-000000000000".into(),
+        attempt: 1,
+        service: "conformance.v1.Conformance".into(),
+        method: "Unary".into(),
+        input: "conformance.v1.Req".into(),
+        output: "conformance.v1.Reply".into(),
+        ..Ctx::default()
+    };
+    t.render(&ctx).map_err(|e| e.to_string())
+}
+
 /// A moment as RFC 3339 (UTC, nanoseconds when there are any).
 pub(crate) fn rfc3339_of(t: std::time::SystemTime) -> String {
     let nanos = t

@@ -110,6 +110,17 @@ fn parse_template(t: &str) -> Result<Template, String> {
     Ok(tpl)
 }
 
+/// For volley-testkit's `service_config` fuzz target (not an API): parses `template` as a
+/// `google.api.http` path template (`Err` when it does not parse) and matches `path` against it
+/// (the path variables when it matches).
+#[doc(hidden)]
+pub fn fuzz_match_template(
+    template: &str,
+    path: &str,
+) -> Result<Option<Vec<(String, String)>>, String> {
+    Ok(parse_template(template)?.matches(path))
+}
+
 fn plain_segment(seg: &str, t: &str) -> Result<Segment, String> {
     match seg {
         "*" => Ok(Segment::Star),

@@ -2,7 +2,20 @@
 //! inputs in `fuzz/regressions/<target>/` replay under plain `cargo test` on stable Rust.
 //!
 //! Each takes arbitrary bytes and must return without panicking, hanging or allocating without
-//! bound; errors are fine (they are the point).
+//! bound; errors are fine (they are the point). The wire-level bodies are here; the others are
+//! grouped by what they feed: `server` (a real server's HTTP/2 input and its protocols'
+//! envelopes), `mock` (GripMock stubs and templates), `bench` (the bench's plan parsers) and
+//! `config` (service configs and REST path templates).
+
+mod bench;
+mod config;
+mod mock;
+mod server;
+
+pub use bench::bench_parsers;
+pub use config::service_config;
+pub use mock::stubs;
+pub use server::{envelopes, server_frames};
 
 use std::{
     path::{Path, PathBuf},
@@ -24,6 +37,11 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("proto_schema", proto_schema),
     ("call_template", call_template),
     ("fast_frames", fast_frames),
+    ("server_frames", server_frames),
+    ("envelopes", envelopes),
+    ("stubs", stubs),
+    ("bench_parsers", bench_parsers),
+    ("service_config", service_config),
 ];
 
 /// gRPC length-prefixed framing: the first byte picks the receive limit and whether gzip is the
