@@ -97,6 +97,9 @@ fn parse_template(t: &str) -> Result<Template, String> {
             rest = &rest[end..];
         }
         match rest.strip_prefix('/') {
+            // A trailing `/` is outside the grammar (`Segments = Segment { "/" Segment }`); taken
+            // as written, `/v1/users/` compiled to `/v1/users` and never matched its own path.
+            Some("") => return Err(format!("empty segment at the end of {t:?}")),
             Some(r) => rest = r,
             None if rest.is_empty() => break,
             None => return Err(format!("expected / after a variable in {t:?}")),
@@ -283,7 +286,16 @@ mod tests {
         );
         assert_eq!(t.matches("/v1/users/"), None);
         assert_eq!(t.matches("/v1/users/7/x"), None);
-        for bad in ["v1", "/v1/{name", "/v1/**/x", "/v1//x", "/v1/a*"] {
+        for bad in [
+            "v1",
+            "/v1/{name",
+            "/v1/**/x",
+            "/v1//x",
+            "/v1/a*",
+            "/v1/",
+            "/v1/{id}/",
+            "/v1/x/:get",
+        ] {
             assert!(parse_template(bad).is_err(), "{bad}");
         }
     }

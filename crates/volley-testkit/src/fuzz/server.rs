@@ -109,7 +109,9 @@ pub fn server_frames(data: &[u8]) {
         // none is left. (A task the runtime drops instead would also trip h2's check, under
         // `--cfg fuzzing`, that no stream outlives its connection's state.)
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let left = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        let left = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
         assert_eq!(left, 0, "tasks outlive their connection");
     });
 }
