@@ -7,28 +7,30 @@
 //! Only replies whose type can hold such a wrapper are walked (one look at the descriptor, and
 //! its message fields', per reply); the others are written as before.
 
-use std::collections::HashSet;
-
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, ReflectMessage, Value};
 
 const FLOAT: &str = "google.protobuf.FloatValue";
 const DOUBLE: &str = "google.protobuf.DoubleValue";
 
 /// Whether a message of type `desc` is or can hold a FloatValue or DoubleValue, at any depth.
+/// Asked once per JSON reply: a type with no message field answers without allocating; the
+/// types already walked are compared as descriptors (an index into their pool), not by name.
 pub(super) fn can_hold_wrapper(desc: &MessageDescriptor) -> bool {
-    if matches!(desc.full_name(), FLOAT | DOUBLE) {
-        return true;
-    }
-    fn walk(desc: &MessageDescriptor, seen: &mut HashSet<String>) -> bool {
-        if !seen.insert(desc.full_name().to_owned()) {
+    fn walk(desc: &MessageDescriptor, seen: &mut Vec<MessageDescriptor>) -> bool {
+        if matches!(desc.full_name(), FLOAT | DOUBLE) {
+            return true;
+        }
+        if seen.contains(desc) {
             return false;
         }
+        seen.push(desc.clone());
         desc.fields().any(|f| match f.kind() {
-            Kind::Message(m) => matches!(m.full_name(), FLOAT | DOUBLE) || walk(&m, seen),
+            Kind::Message(m) => walk(&m, seen),
             _ => false,
         })
     }
-    walk(desc, &mut HashSet::new())
+    let has_messages = desc.fields().any(|f| matches!(f.kind(), Kind::Message(_)));
+    matches!(desc.full_name(), FLOAT | DOUBLE) || has_messages && walk(desc, &mut Vec::new())
 }
 
 /// Puts the proto3 JSON string of each non-finite FloatValue or DoubleValue of `msg` (or `msg`
