@@ -558,11 +558,35 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
     assert_eq!(path(&["--call", HELLO]), "fast");
     assert_eq!(
         path(&["--call", HELLO, "-d", r#"{"name":"{{.RequestNumber}}"}"#]),
-        "h2 (templated data)"
+        "fast"
     );
     assert_eq!(path(&["--call", "api.Users.List"]), "h2 (streaming calls)");
     assert_eq!(
         path(&["--call", HELLO, "--keepalive", "10s"]),
         "h2 (--keepalive)"
     );
+}
+
+#[test]
+fn requests_over_a_frame_and_a_window_take_the_fast_path_whole() {
+    // 100,000 bytes of name: seven DATA frames, past the default 65,535-byte stream window; the
+    // reply ("Hello " and the name) shows the server read all of it.
+    let server = Server::plain();
+    let long = "x".repeat(100_000);
+    let fixed = format!(r#"{{"name":"{long}"}}"#);
+    let templated = format!(r#"{{"name":"{{{{.RequestNumber}}}}{long}"}}"#);
+    for data in [&fixed, &templated] {
+        let (done, r) = json_run(&plan(
+            &server,
+            &[
+                "--call", HELLO, "-d", data, "-n", "6", "-c", "3", "-O", "json",
+            ],
+        ));
+        assert_eq!(done.exit_code, 0);
+        assert_eq!(r["statusCodeDistribution"]["OK"], 6, "{r}");
+        assert_eq!(r["volley"]["clientPath"], "fast");
+        // Each reply: a 5-byte frame header, tag, a 3-byte length, "Hello ", the name.
+        let name = if data == &fixed { 100_000 } else { 100_001 };
+        assert_eq!(r["volley"]["bytesReceived"], 6 * (5 + 1 + 3 + 6 + name));
+    }
 }

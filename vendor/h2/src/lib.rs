@@ -132,7 +132,8 @@ pub mod server;
 mod share;
 
 #[cfg(fuzzing)]
-#[allow(missing_docs)] // volley: fuzz builds need no `unstable` (it arms a debug_assert that misfires)
+#[allow(missing_docs)]
+// volley: fuzz builds need no `unstable` (it arms a debug_assert that misfires)
 pub mod fuzz_bridge;
 
 pub use crate::error::{Error, Reason};

@@ -11,12 +11,12 @@ use volley_wire::Status;
 use crate::{
     call::Conn,
     plan::options::{ClientPath, RunOptions},
-    target::{CallKind, Target, payload::Payload},
+    target::{CallKind, Target},
 };
 
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves unary
-/// gRPC with a request framed once and small enough for one DATA frame (per-call metadata
-/// included), one or a pool of connections to one address; what it lacks is the h2-crate path's
+/// gRPC (any data: fixed, templated or NDJSON, of any size; per-call metadata included) on one
+/// or a pool of connections to one address; what it lacks is the h2-crate path's
 /// (`docs/bench.md`). Not asked for targets other than a gRPC method.
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     let Target::Grpc(g) = target else {
@@ -26,13 +26,6 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
         "VOLLEY_BENCH_CLIENT=h2"
     } else if g.kind != CallKind::Unary {
         "streaming calls"
-    } else if matches!(g.payload, Payload::Templated(_)) {
-        "templated data"
-    } else if matches!(g.payload, Payload::Lines(_)) {
-        "NDJSON data"
-    } else if matches!(&g.payload, Payload::Static(f) if f.iter().any(|m| m.len() > volley_wire::h2::DEFAULT_MAX_FRAME_SIZE))
-    {
-        "a request message over 16 KiB"
     } else if g.head.max_recv < i32::MAX as usize {
         "--max-recv-message-size"
     } else if opts.service_config.is_some() {

@@ -85,13 +85,7 @@ impl FastConnection {
         self.inner.borrow().closed_by()
     }
 
-    /// The largest request body one call can send (one DATA frame, within the server's
-    /// per-stream window): larger ones go through the h2-crate path.
-    pub fn max_body(&self) -> usize {
-        self.inner.borrow().max_body()
-    }
-
-    /// One unary call: `block` then `body` (a framed message, at most [`Self::max_body`]), and
+    /// One unary call: `block` then `body` (a framed message, sent in as many DATA frames as it needs), and
     /// the reply read to its status.
     pub async fn unary(&self, block: &HeaderBlock, body: Bytes) -> Result<UnaryReply, Status> {
         self.call(block, body).await.map_err(CallError::into_status)
@@ -425,25 +419,78 @@ mod tests {
                     tokio::task::spawn_local(async move { c.unary(&block(), b).await })
                 })
                 .collect();
-            // 65,535 bytes of window: four DATA frames of 16,000 go, the fifth waits.
+            // 65,535 bytes of window: four DATA frames of 16,000 go, then the window's last
+            // 1,535 bytes of the fifth, not ending its stream; the rest waits.
             let mut sent = 0;
             for _ in 0..4 {
                 sent += s.next(kind::DATA).await.0.len;
             }
             assert_eq!(sent, 64_000);
+            let (h, _) = s.next(kind::DATA).await;
+            assert_eq!((h.len, h.flags & flag::END_STREAM), (1_535, 0));
             let early =
                 tokio::time::timeout(std::time::Duration::from_millis(50), s.next(kind::DATA))
                     .await;
             assert!(early.is_err(), "DATA past the window");
             s.send(kind::WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes())
                 .await;
-            assert_eq!(s.next(kind::DATA).await.0.len, 16_000);
+            let (h, _) = s.next(kind::DATA).await;
+            assert_eq!(
+                (h.len, h.flags & flag::END_STREAM),
+                (14_465, flag::END_STREAM)
+            );
             for id in [1, 3, 5, 7, 9] {
                 s.ok(id).await;
             }
             for c in calls {
                 assert!(c.await.unwrap().is_ok());
             }
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_frame_size_and_the_streams_window_goes_in_parts() {
+        local(async {
+            let (conn, mut s) = pair(&[(setting::INITIAL_WINDOW_SIZE, 40_000)]).await;
+            s.send(kind::WINDOW_UPDATE, 0, 0, &1_000_000u32.to_be_bytes())
+                .await;
+            let big: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+            let body = Bytes::from(big.clone());
+            let call = tokio::task::spawn_local(async move { conn.unary(&block(), body).await });
+            // Frames of at most 16,384 bytes, up to the stream's 40,000, no END_STREAM.
+            let mut got = Vec::new();
+            while got.len() < 40_000 {
+                let (h, p) = s.next(kind::DATA).await;
+                assert!(h.len <= 16_384 && h.flags & flag::END_STREAM == 0);
+                got.extend_from_slice(&p);
+            }
+            assert_eq!(got.len(), 40_000);
+            let early =
+                tokio::time::timeout(std::time::Duration::from_millis(50), s.next(kind::DATA))
+                    .await;
+            assert!(early.is_err(), "DATA past the stream's window");
+            // A larger initial window opens the stream by the difference (RFC 9113 §6.9.2),
+            // then its own WINDOW_UPDATE the rest.
+            let mut p = Vec::new();
+            p.extend_from_slice(&setting::INITIAL_WINDOW_SIZE.to_be_bytes());
+            p.extend_from_slice(&50_000u32.to_be_bytes());
+            s.send(kind::SETTINGS, 0, 0, &p).await;
+            while got.len() < 50_000 {
+                got.extend_from_slice(&s.next(kind::DATA).await.1);
+            }
+            s.send(kind::WINDOW_UPDATE, 0, 1, &50_000u32.to_be_bytes())
+                .await;
+            loop {
+                let (h, p) = s.next(kind::DATA).await;
+                got.extend_from_slice(&p);
+                if h.flags & flag::END_STREAM != 0 {
+                    break;
+                }
+            }
+            assert_eq!(got, big);
+            s.ok(1).await;
+            assert!(call.await.unwrap().is_ok());
         })
         .await;
     }

@@ -101,9 +101,4 @@ impl Redialing {
             r => r.map_err(CallError::into_status),
         }
     }
-
-    /// The largest request body one call can send.
-    pub fn max_body(&self) -> usize {
-        self.conn.borrow().max_body()
-    }
 }

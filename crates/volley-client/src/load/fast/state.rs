@@ -44,6 +44,13 @@ pub(super) enum Slot {
     Gone,
 }
 
+/// A request body waiting for window: what is left of it, and its stream's send window.
+struct Pending {
+    stream: u32,
+    body: Bytes,
+    window: i64,
+}
+
 /// One connection's state.
 pub(super) struct Inner {
     /// Frames to send.
@@ -61,8 +68,8 @@ pub(super) struct Inner {
     send_window: i64,
     stream_window: i64,
     max_frame: usize,
-    /// DATA frames waiting for the connection's send window: stream, body.
-    blocked: VecDeque<(u32, Bytes)>,
+    /// Request bodies not yet wholly sent, in the order their calls started.
+    blocked: VecDeque<Pending>,
     /// Received DATA bytes not yet returned to the server by WINDOW_UPDATE.
     consumed: u32,
     /// A header block being read (HEADERS, then CONTINUATION), and its stream and flags.
@@ -157,12 +164,6 @@ impl Inner {
         self.writer_gone
     }
 
-    /// The largest request body one call can send (one DATA frame, within the server's
-    /// per-stream window).
-    pub(super) fn max_body(&self) -> usize {
-        self.max_frame.min(self.stream_window.max(0) as usize)
-    }
-
     /// Ready once a call may be sent under the server's concurrency limit (or the connection
     /// has closed).
     pub(super) fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
@@ -178,11 +179,6 @@ impl Inner {
 
     /// Sends a call (`block` then `body`) on a new stream and gives it a slot; returns the stream.
     pub(super) fn start(&mut self, block: &HeaderBlock, body: Bytes) -> Result<u32, CallError> {
-        if body.len() > self.max_frame || body.len() as i64 > self.stream_window {
-            return Err(CallError::Failed(Status::internal(
-                "the request is too large for the fast path",
-            )));
-        }
         let id = self.next_id;
         self.next_id += 2;
         self.open += 1;
@@ -246,6 +242,7 @@ impl Inner {
         }
         *slot = Slot::Gone;
         self.open -= 1;
+        self.forget_body(id);
         write(
             &mut self.out,
             kind::RST_STREAM,
@@ -269,6 +266,7 @@ impl Inner {
             let waker = waker.take();
             *slot = Slot::Done(result);
             self.open -= 1;
+            self.forget_body(id);
             if let Some(w) = waker {
                 w.wake();
             }
@@ -301,23 +299,54 @@ impl Inner {
         }
     }
 
+    /// Sends `body` on `stream` (ended with END_STREAM) as far as the windows let it, in
+    /// frames of at most the server's frame size; the rest waits for WINDOW_UPDATEs.
     fn send_data(&mut self, stream: u32, body: Bytes) {
-        if self.blocked.is_empty() && body.len() as i64 <= self.send_window {
+        let whole = self.blocked.is_empty()
+            && body.len() <= self.max_frame
+            && body.len() as i64 <= self.send_window.min(self.stream_window);
+        if whole {
+            // The common case: one frame, at once.
             self.send_window -= body.len() as i64;
             write(&mut self.out, kind::DATA, flag::END_STREAM, stream, &body);
-        } else {
-            self.blocked.push_back((stream, body));
+            return;
+        }
+        self.blocked.push_back(Pending {
+            stream,
+            body,
+            window: self.stream_window,
+        });
+        self.unblock();
+    }
+
+    /// Sends what the windows allow of the waiting bodies, oldest first (a body waiting for its
+    /// stream's window holds back those behind it, as it holds its share of the connection's).
+    fn unblock(&mut self) {
+        while let Some(p) = self.blocked.front_mut() {
+            let n = p
+                .body
+                .len()
+                .min(self.max_frame)
+                .min(self.send_window.min(p.window).max(0) as usize);
+            if n == 0 && !p.body.is_empty() {
+                break;
+            }
+            let chunk = p.body.split_to(n);
+            p.window -= n as i64;
+            self.send_window -= n as i64;
+            let last = p.body.is_empty();
+            let flags = if last { flag::END_STREAM } else { 0 };
+            write(&mut self.out, kind::DATA, flags, p.stream, &chunk);
+            if last {
+                self.blocked.pop_front();
+            }
         }
     }
 
-    fn unblock(&mut self) {
-        while let Some((_, body)) = self.blocked.front() {
-            if body.len() as i64 > self.send_window {
-                break;
-            }
-            let (stream, body) = self.blocked.pop_front().expect("a front");
-            self.send_window -= body.len() as i64;
-            write(&mut self.out, kind::DATA, flag::END_STREAM, stream, &body);
+    /// Drops what is left of stream `id`'s body (its call settled or was given up).
+    fn forget_body(&mut self, id: u32) {
+        if !self.blocked.is_empty() {
+            self.blocked.retain(|p| p.stream != id);
         }
     }
 
@@ -416,8 +445,10 @@ impl Inner {
                 let inc = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & STREAM_ID_MASK;
                 if h.stream == 0 {
                     self.send_window += i64::from(inc);
-                    self.unblock();
+                } else if let Some(p) = self.blocked.iter_mut().find(|p| p.stream == h.stream) {
+                    p.window += i64::from(inc);
                 }
+                self.unblock();
             }
             _ => {}
         }
@@ -434,7 +465,14 @@ impl Inner {
             let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
             match id {
                 setting::MAX_CONCURRENT_STREAMS => self.max_open = v,
-                setting::INITIAL_WINDOW_SIZE => self.stream_window = i64::from(v),
+                setting::INITIAL_WINDOW_SIZE => {
+                    // A change applies to open streams too (RFC 9113 §6.9.2).
+                    let delta = i64::from(v) - self.stream_window;
+                    for p in &mut self.blocked {
+                        p.window += delta;
+                    }
+                    self.stream_window = i64::from(v);
+                }
                 setting::MAX_FRAME_SIZE => {
                     self.max_frame = (v as usize).clamp(DEFAULT_MAX_FRAME_SIZE, MAX_MAX_FRAME_SIZE);
                 }
@@ -442,6 +480,7 @@ impl Inner {
             }
         }
         write(&mut self.out, kind::SETTINGS, flag::ACK, 0, &[]);
+        self.unblock();
         for w in self.waiting_room.drain(..) {
             w.wake();
         }
