@@ -4,7 +4,7 @@
 mod http;
 mod stream;
 
-use std::cell::RefCell;
+use std::{cell::RefCell, sync::Arc};
 
 use volley_client::{Channel, Connection};
 use volley_wire::Status;
@@ -35,7 +35,7 @@ pub(crate) async fn call(
     opts: &RunOptions,
     conn: &Conn,
     i: u64,
-    worker_id: &str,
+    worker_id: &Arc<str>,
     rec: &RefCell<Recorder>,
 ) -> Result<usize, Status> {
     match (target, conn) {

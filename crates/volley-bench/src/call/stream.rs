@@ -2,7 +2,7 @@
 //! `--stream-call-duration`), client and bidi streams sent with `--stream-interval` and, for bidi,
 //! replies matched to requests in order for per-message latency.
 
-use std::{cell::RefCell, collections::VecDeque, time::Instant};
+use std::{cell::RefCell, collections::VecDeque, sync::Arc, time::Instant};
 
 use bytes::Bytes;
 use h2::RecvStream;
@@ -67,7 +67,7 @@ pub(super) async fn stream_call(
     opts: &RunOptions,
     conn: &Connection,
     i: u64,
-    worker_id: &str,
+    worker_id: &Arc<str>,
     rec: &RefCell<Recorder>,
 ) -> Result<(), Status> {
     let so = &opts.stream;

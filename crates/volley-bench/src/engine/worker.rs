@@ -80,7 +80,7 @@ pub(super) async fn worker(ctx: Rc<ThreadCtx>, w: usize, conn_idx: usize, conn: 
             _ = stop_rx.wait_for(|s| *s) => return,
         }
     }
-    let worker_id: Rc<str> = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix()).into();
+    let worker_id: Arc<str> = format!("{}g{w}c{conn_idx}", ctx.target.worker_prefix()).into();
     let ramped = opts.concurrency.shape != Shape::Const;
     // --async: calls are spawned and not awaited; this counts them so the worker can wait at the end.
     let in_flight = Rc::new((std::cell::Cell::new(0usize), tokio::sync::Notify::new()));
@@ -163,7 +163,7 @@ async fn one_call(
     ctx: &ThreadCtx,
     conn: &Conn,
     i: u64,
-    worker_id: &str,
+    worker_id: &Arc<str>,
     intended: Option<Instant>,
     mut stop_rx: watch::Receiver<bool>,
 ) -> bool {

@@ -150,8 +150,8 @@ pub struct BenchArgs {
     /// for client streams); `@` reads stdin.
     #[arg(help_heading = "Data", short = 'd', long)]
     pub data: Option<String>,
-    /// Request data from a JSON file; an NDJSON file (.ndjson, .jsonl) is streamed from disk,
-    /// one message per line.
+    /// Request data from a JSON file; an NDJSON file (.ndjson, .jsonl) gives one message per
+    /// line (kept encoded in memory up to 8 MiB, streamed from disk beyond).
     #[arg(help_heading = "Data", short = 'D', long = "data-file")]
     pub data_file: Option<PathBuf>,
     /// Which line of an NDJSON data file each call takes: round-robin (call k, line k mod n) or

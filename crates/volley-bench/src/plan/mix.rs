@@ -220,7 +220,15 @@ pub(crate) fn data_file(
 }
 
 fn check_weights(mix: &[MixSpec]) -> Result<(), PlanError> {
-    if mix.iter().map(|m| m.weight).sum::<u64>() == 0 {
+    // Found by the bench_parsers fuzz target: weights summing past u64 overflowed here.
+    let Some(total) = mix.iter().try_fold(0u64, |t, m| t.checked_add(m.weight)) else {
+        return fail(format!(
+            "the mix's weights add up to more than {}: weights are relative, use smaller ones \
+             (api.Users.Get:80, api.Users.List:20)",
+            u64::MAX
+        ));
+    };
+    if total == 0 {
         return fail(format!(
             "the mix's weights sum to 0 ({}): give at least one entry a positive weight",
             mix.iter()
@@ -275,12 +283,16 @@ mod tests {
 
     #[test]
     fn bad_mixes_say_what_is_wrong_in_one_line() {
-        let cases: [(&[&str], &str); 3] = [
+        let cases: [(&[&str], &str); 4] = [
             (
                 &["a.B.C:x"],
                 "--call a.B.C:x: the weight \"x\" is not a whole number",
             ),
             (&["a.B.C:0", "a.B.D:0"], "the mix's weights sum to 0"),
+            (
+                &["a.B.C:18446744073709551615", "a.B.D:1"],
+                "the mix's weights add up to more than 18446744073709551615",
+            ),
             (&["a.B.C:1", "a.B.C:2"], "the mix names a.B.C twice"),
         ];
         for (args, want) in cases {

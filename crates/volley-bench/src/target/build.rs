@@ -16,7 +16,7 @@ use volley_client::{
 use volley_proto::{
     message::{encode_all, from_binary, from_json},
     schema::{compile_proto, load_protoset, resolve as resolve_call, split_call},
-    template::{CallData, Template, looks_templated},
+    template::{CallData, ProtoTemplate, Template, looks_templated},
 };
 
 use super::{
@@ -74,11 +74,11 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
     let desc = &method.descriptor;
     let scheme = if plan.insecure { "http" } else { "https" };
     let base = CallData {
-        fully_qualified_name: desc.full_name().to_owned(),
-        method_name: desc.name().to_owned(),
-        service_name: desc.parent_service().full_name().to_owned(),
-        input_name: desc.input().full_name().to_owned(),
-        output_name: desc.output().full_name().to_owned(),
+        fully_qualified_name: desc.full_name().into(),
+        method_name: desc.name().into(),
+        service_name: desc.parent_service().full_name().into(),
+        input_name: desc.input().full_name().into(),
+        output_name: desc.output().full_name().into(),
         is_client_streaming: desc.is_client_streaming(),
         is_server_streaming: desc.is_server_streaming(),
         ..CallData::default()
@@ -98,7 +98,7 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
     let mut fixed = metadata::headers(&plan.headers).map_err(TargetError::Invalid)?;
     let md = metadata::parse(
         plan.metadata.as_deref(),
-        &payload::call_data(&base, 0, ""),
+        &payload::call_data(&base, 0, &"".into(), true),
         "-m",
     )
     .map_err(TargetError::Invalid)?;
@@ -114,6 +114,8 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
     .map_err(TargetError::Invalid)?;
     head.max_recv = plan.max_recv;
     let block = volley_client::load::fast::frame::HeaderBlock::of(&head);
+    let uuid = matches!(&payload, Payload::Templated(t) if t.template.reads("UUID"))
+        || md.per_call.as_ref().is_some_and(|m| m.reads("UUID"));
     Ok(Target::Grpc(GrpcTarget {
         block,
         endpoint,
@@ -126,6 +128,7 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
             format!("{}:", plan.run.name)
         },
         stream_call_count: None,
+        uuid,
         metadata: md.per_call.map(Arc::new),
         base: Box::new(base),
     }))
@@ -328,8 +331,15 @@ fn payload(
                 .render(base, &mut sample)
                 .map_err(|e| invalid!("-d: {e}"))?;
             from_json(&input, &sample).map_err(|e| invalid!("-d (rendered): {e}"))?;
+            // Compiled to protobuf when its shape allows, checked on a sample call's data.
+            let compiled = ProtoTemplate::compile(
+                &template,
+                &input,
+                &payload::call_data(base, 1, &"g0c0".into(), true),
+            );
             Payload::Templated(Arc::new(Templated {
                 template,
+                compiled,
                 input,
                 gzip: plan.gzip,
             }))

@@ -1,10 +1,12 @@
-//! NDJSON request data streamed from disk: one message (or a JSON array of messages) per line,
-//! call `i` taking line `i mod n` (as a JSON array's messages go round robin), or with
-//! `--data-order random` the line a hash of `i` picks, so shards and reruns send the same data. Memory stays flat whatever the file's size: every line is checked
-//! once before the run (a line that does not fit the message fails with its number), and what
-//! stays is a checkpoint every 4 KiB (its first line's number and offset); a call reads the
-//! block holding its line, and each thread keeps its last block, so calls that follow one
-//! another mostly read memory.
+//! NDJSON request data: one message (or a JSON array of messages) per line, call `i` taking
+//! line `i mod n` (as a JSON array's messages go round robin), or with `--data-order random` the
+//! line a hash of `i` picks, so shards and reruns send the same data. Every line is checked once
+//! before the run (a line that does not fit the message fails with its number). A file whose
+//! messages encode to at most [`KEEP`] bytes is kept encoded in memory, so its calls cost what
+//! fixed data costs; a larger one is streamed from disk and memory stays flat whatever its size:
+//! what stays is a checkpoint every 4 KiB (its first line's number and offset), a call reads and
+//! encodes the block holding its line, and each thread keeps its last block, so calls that
+//! follow one another mostly read memory.
 
 use std::{
     cell::RefCell,
@@ -25,6 +27,9 @@ use crate::plan::LineOrder;
 /// Bytes between checkpoints.
 const BLOCK: u64 = 4096;
 
+/// Encoded bytes up to which a file's messages are kept in memory.
+pub(super) const KEEP: usize = 8 << 20;
+
 /// An NDJSON data file, indexed.
 pub struct Lines {
     path: PathBuf,
@@ -36,6 +41,8 @@ pub struct Lines {
     input: MessageDescriptor,
     gzip: bool,
     order: LineOrder,
+    /// Every line's framed messages, when they fit in [`KEEP`] bytes.
+    kept: Option<Vec<Box<[Bytes]>>>,
     /// Tells one `Lines` from another in the threads' block caches.
     id: u64,
 }
@@ -79,6 +86,7 @@ impl Lines {
         let (mut offset, mut number, mut count) = (0u64, 0u64, 0u64);
         let mut checkpoints = Vec::new();
         let mut last_checkpoint: Option<u64> = None;
+        let (mut kept, mut kept_bytes) = (Some(Vec::new()), 0usize);
         loop {
             line.clear();
             let n = reader
@@ -103,6 +111,16 @@ impl Lines {
                         "{shown} line {number}: an empty array sends nothing"
                     )));
                 }
+                if let Some(k) = &mut kept {
+                    let framed: Box<[Bytes]> =
+                        encode_all(&msgs).iter().map(|m| frame(m, gzip)).collect();
+                    kept_bytes += framed.iter().map(Bytes::len).sum::<usize>();
+                    if kept_bytes <= KEEP {
+                        k.push(framed);
+                    } else {
+                        kept = None;
+                    }
+                }
                 count += 1;
             }
             offset += n as u64;
@@ -119,6 +137,7 @@ impl Lines {
             input,
             gzip,
             order,
+            kept,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
@@ -164,13 +183,33 @@ impl Lines {
 
     /// Every message of call `i`'s line.
     pub fn messages(&self, i: u64) -> Result<Vec<Bytes>, String> {
+        let k = self.line_of(i);
+        match &self.kept {
+            Some(kept) => Ok(kept[k as usize].to_vec()),
+            None => self.messages_of(k),
+        }
+    }
+
+    /// The message unary call `i` sends: its line's, or one of them by `i` when the line is an
+    /// array.
+    pub fn message(&self, i: u64) -> Result<Bytes, String> {
+        let k = self.line_of(i);
+        let pick = |all: &[Bytes]| all[(i % all.len() as u64) as usize].clone();
+        match &self.kept {
+            Some(kept) => Ok(pick(&kept[k as usize])),
+            None => self.messages_of(k).map(|all| pick(&all)),
+        }
+    }
+
+    /// The data line call `i` takes.
+    fn line_of(&self, i: u64) -> u64 {
         let k = match self.order {
             LineOrder::RoundRobin => i,
             // Not the mix's hash of `i` itself: a mix entry's calls would then see a skewed
             // share of the lines.
             LineOrder::Random => splitmix64(i ^ 0x6c69_6e65_7321_5eed),
         };
-        self.messages_of(k % self.count)
+        k % self.count
     }
 }
 
@@ -214,12 +253,29 @@ mod tests {
         .unwrap();
         assert_eq!(lines.count(), 3000);
         assert!(lines.checkpoints.len() > 4);
+        assert!(lines.kept.is_some(), "a small file is kept encoded");
+        // The same file streamed from disk, as one over KEEP would be.
+        let mut streamed = Lines::open(
+            &file("many.ndjson", &text),
+            input(),
+            false,
+            LineOrder::RoundRobin,
+        )
+        .unwrap();
+        streamed.kept = None;
         let want = |k: u64| {
             let msg = from_json(&input(), &format!("{{\"id\": {k}}}")).unwrap();
             frame(&encode_all(&msg)[0], false)
         };
         for i in [0u64, 1, 599, 600, 2999, 3000, 4321, 17] {
             assert_eq!(lines.messages(i).unwrap(), vec![want(i % 3000)], "call {i}");
+            assert_eq!(
+                streamed.messages(i).unwrap(),
+                vec![want(i % 3000)],
+                "call {i}"
+            );
+            assert_eq!(lines.message(i).unwrap(), want(i % 3000), "call {i}");
+            assert_eq!(streamed.message(i).unwrap(), want(i % 3000), "call {i}");
         }
         // At random: every line is a valid one, most are taken, and reruns agree.
         let random = Lines::open(

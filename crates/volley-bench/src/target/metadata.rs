@@ -43,6 +43,16 @@ enum Entry {
 }
 
 impl MetadataTemplate {
+    /// Whether any of its templates reads variable `name`.
+    pub fn reads(&self, name: &str) -> bool {
+        match &self.form {
+            Form::Whole(t) => t.reads(name),
+            Form::Compiled(entries) => entries
+                .iter()
+                .any(|(_, e)| matches!(e, Entry::Templated(t) if t.reads(name))),
+        }
+    }
+
     /// The pairs of one call, from its data.
     pub fn render(&self, data: &CallData) -> Result<Vec<Pair>, String> {
         match &self.form {

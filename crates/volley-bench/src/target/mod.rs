@@ -81,15 +81,17 @@ pub struct GrpcTarget {
     /// The call data every call starts from (the method's names), for templates (boxed: it is
     /// large, and the target enum carries its largest variant's size).
     pub base: Box<CallData>,
+    /// A template reads `{{.UUID}}`: each call makes one (else none is made).
+    pub uuid: bool,
 }
 
 impl GrpcTarget {
     /// The data of call `i` by worker `worker_id`, when its data or metadata is templated (one
     /// per call, shared by both as ghz shares it); `None` when nothing is rendered per call.
     #[inline]
-    pub fn call_data(&self, i: u64, worker_id: &str) -> Option<CallData> {
+    pub fn call_data(&self, i: u64, worker_id: &Arc<str>) -> Option<CallData> {
         (self.payload.is_templated() || self.metadata.is_some())
-            .then(|| payload::call_data(&self.base, i, worker_id))
+            .then(|| payload::call_data(&self.base, i, worker_id, self.uuid))
     }
 
     /// The metadata call `data` adds to the head (`None` when there is none per call).

@@ -10,42 +10,46 @@
 //! crate such as gtmpl evaluates against a dynamic context built per render). The functions are
 //! in `funcs`. volley-mock carries a fuller `text/template` for GripMock's stubs.
 
-use std::fmt::Write;
+use std::{fmt::Write, sync::Arc};
 
 mod funcs;
+mod proto;
 
 pub use funcs::MAX_RANDOM_STRING;
 use funcs::call;
+pub use proto::ProtoTemplate;
 
 /// A template that failed to parse or render.
 #[derive(Debug, thiserror::Error)]
 #[error("template: {0}")]
 pub struct TemplateError(String);
 
-/// What a template can refer to, per call.
+/// What a template can refer to, per call. The names are shared (`Arc<str>`): a load generator
+/// makes one of these per call, and a clone then costs no allocation.
 #[derive(Clone, Debug, Default)]
 pub struct CallData {
     /// `g{worker}c{connection}`, prefixed `name:` when the run has a name.
-    pub worker_id: String,
+    pub worker_id: Arc<str>,
     /// The call's number in the run (0-based, global).
     pub request_number: i64,
     /// `package.Service.Method`.
-    pub fully_qualified_name: String,
+    pub fully_qualified_name: Arc<str>,
     /// `Method`.
-    pub method_name: String,
+    pub method_name: Arc<str>,
     /// `package.Service`.
-    pub service_name: String,
+    pub service_name: Arc<str>,
     /// Input message full name.
-    pub input_name: String,
+    pub input_name: Arc<str>,
     /// Output message full name.
-    pub output_name: String,
+    pub output_name: Arc<str>,
     /// The method streams requests.
     pub is_client_streaming: bool,
     /// The method streams replies.
     pub is_server_streaming: bool,
     /// When the call data was made (nanoseconds since the Unix epoch).
     pub timestamp_unix_nano: i64,
-    /// A fresh UUID v4 for this call.
+    /// A fresh UUID v4 for this call (a caller may leave it empty when no template
+    /// [reads](Template::reads) `UUID`).
     pub uuid: String,
     /// The request as JSON, for reply templates (`{{.Request.name}}`, `volley serve --stubs`).
     pub request: Option<serde_json::Value>,
@@ -203,6 +207,16 @@ impl Template {
     /// True when the template has any action (otherwise it renders to its own text).
     pub fn has_actions(&self) -> bool {
         self.parts.iter().any(|p| matches!(p, Part::Action(_)))
+    }
+
+    /// True when the template reads variable `name` (`{{.UUID}}`: `reads("UUID")`), so a caller
+    /// can leave out what no template reads.
+    pub fn reads(&self, name: &str) -> bool {
+        let is = |o: &Operand| matches!(o, Operand::Var(v) if v == name);
+        self.parts.iter().any(|p| match p {
+            Part::Action(cmds) => cmds.iter().any(|c| is(&c.head) || c.args.iter().any(is)),
+            Part::Text(_) => false,
+        })
     }
 
     /// True when rendering uses per-call variables or functions beyond the run's constants.
@@ -384,13 +398,13 @@ fn request_field(path: &[String], d: &CallData) -> Value {
 fn var(name: &str, d: &CallData) -> Value {
     let ts = d.timestamp_unix_nano;
     match name {
-        "WorkerID" => Value::Str(d.worker_id.clone()),
+        "WorkerID" => Value::Str(d.worker_id.to_string()),
         "RequestNumber" => Value::Int(d.request_number),
-        "FullyQualifiedName" => Value::Str(d.fully_qualified_name.clone()),
-        "MethodName" => Value::Str(d.method_name.clone()),
-        "ServiceName" => Value::Str(d.service_name.clone()),
-        "InputName" => Value::Str(d.input_name.clone()),
-        "OutputName" => Value::Str(d.output_name.clone()),
+        "FullyQualifiedName" => Value::Str(d.fully_qualified_name.to_string()),
+        "MethodName" => Value::Str(d.method_name.to_string()),
+        "ServiceName" => Value::Str(d.service_name.to_string()),
+        "InputName" => Value::Str(d.input_name.to_string()),
+        "OutputName" => Value::Str(d.output_name.to_string()),
         "IsClientStreaming" => Value::Bool(d.is_client_streaming),
         "IsServerStreaming" => Value::Bool(d.is_server_streaming),
         "Timestamp" => Value::Str(rfc3339(ts)),

@@ -1,0 +1,754 @@
+//! A call-data template compiled against its message type, so each call renders straight into
+//! protobuf bytes: no JSON text, no `serde_json::Value`, no `DynamicMessage` per call.
+//!
+//! At compile time every action is stood in for by a marker and the JSON is parsed once; each
+//! field whose value holds no marker is encoded there and then, and each that does becomes a
+//! slot (a string, integer, bool or enum field, or a message holding such fields) that a call
+//! fills from its actions' output. Written here because no crate compiles Go-template JSON to
+//! protobuf; the per-call JSON route (render, parse, encode) cost several times the call itself
+//! under `volley bench` (BENCHMARKS.md, "Templated data").
+//!
+//! Exactness: only canonical values take this route (a plain decimal integer, `true`/`false`,
+//! a string without quotes, backslashes or control characters, an enum's name); anything else
+//! sends that call down the JSON route, which gives the same bytes or the same error as before.
+//! A shape the compiler does not take (arrays, lists, maps, floats, bytes, well-known types,
+//! markers in keys) leaves the whole template on the JSON route. [`ProtoTemplate::compile`]
+//! checks its output against the JSON route on a sample call before it is used.
+
+use std::{borrow::Cow, fmt::Write as _};
+
+use prost::{
+    Message as _,
+    encoding::{WireType, encode_key, encode_varint},
+};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+
+use super::{CallData, Command, Part, Template, TemplateError, Value as Out, eval};
+use crate::message::{encode_all, from_json};
+
+/// Marks action `k` in the JSON parsed at compile time: `OPEN k CLOSE`, from Unicode's private
+/// use area, so they stay inside JSON strings untouched.
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// A template compiled against its message type.
+#[derive(Clone, Debug)]
+pub struct ProtoTemplate {
+    /// The template's actions, by their order in it.
+    actions: Vec<Vec<Command>>,
+    plan: Plan,
+}
+
+/// A message's fields in field-number order.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    items: Vec<Item>,
+}
+
+#[derive(Clone, Debug)]
+enum Item {
+    /// A field without actions, encoded at compile time.
+    Fixed(Vec<u8>),
+    /// A scalar field filled per call.
+    Scalar(Slot),
+    /// A message field holding slots: its tag, then its fields.
+    Message(u32, Plan),
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    number: u32,
+    ty: Ty,
+    /// Encoded even when the value is its type's default (the field has presence).
+    presence: bool,
+    /// The value's text: literal pieces and actions.
+    pieces: Vec<Piece>,
+    /// The value sits outside quotes in the JSON (`"id": {{.RequestNumber}}`): its text is a
+    /// JSON value, not a string's content.
+    bare: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Text(String),
+    Action(usize),
+}
+
+#[derive(Clone, Debug)]
+enum Ty {
+    Str,
+    Bool,
+    /// Varint integers; `zigzag` for sint32/sint64.
+    Int {
+        min: i64,
+        max: u64,
+        zigzag: bool,
+    },
+    Fixed32 {
+        signed: bool,
+    },
+    Fixed64 {
+        signed: bool,
+    },
+    Enum(prost_reflect::EnumDescriptor),
+}
+
+/// A value this route does not take (the call goes the JSON route), or an action that failed.
+enum Decline {
+    Value,
+    Failed(TemplateError),
+}
+
+impl From<TemplateError> for Decline {
+    fn from(e: TemplateError) -> Decline {
+        Decline::Failed(e)
+    }
+}
+
+/// Action `k`'s output: evaluated per call, or given (the compile-time check).
+trait Actions {
+    fn get(&self, k: usize) -> Result<Out, TemplateError>;
+}
+
+/// A call's actions, each evaluated when its slot is filled.
+struct Live<'a> {
+    actions: &'a [Vec<Command>],
+    data: &'a CallData,
+}
+
+impl Actions for Live<'_> {
+    fn get(&self, k: usize) -> Result<Out, TemplateError> {
+        let mut piped = None;
+        for c in &self.actions[k] {
+            piped = Some(eval(c, self.data, piped)?);
+        }
+        Ok(piped.unwrap_or(Out::Str(String::new())))
+    }
+}
+
+impl Actions for [Out] {
+    fn get(&self, k: usize) -> Result<Out, TemplateError> {
+        Ok(self[k].clone())
+    }
+}
+
+impl ProtoTemplate {
+    /// Compiles `template` for messages of `desc`, checked against the JSON route on `sample`;
+    /// `None` when its shape is not one this route takes (then render JSON per call).
+    pub fn compile(
+        template: &Template,
+        desc: &MessageDescriptor,
+        sample: &CallData,
+    ) -> Option<ProtoTemplate> {
+        let (json, bare) = stand_in(template)?;
+        let value: serde_json::Value = serde_json::from_str(&json).ok()?;
+        let serde_json::Value::Object(fields) = value else {
+            return None;
+        };
+        let plan = plan(desc, &fields, &bare)?;
+        let actions: Vec<Vec<Command>> = template
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Action(cmds) => Some(cmds.clone()),
+                Part::Text(_) => None,
+            })
+            .collect();
+        // The same actions' output through both routes must give the same bytes.
+        let live = Live {
+            actions: &actions,
+            data: sample,
+        };
+        let outs: Vec<Out> = (0..actions.len())
+            .map(|k| live.get(k))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let mut ours = Vec::new();
+        plan.encode(outs.as_slice(), &mut ours).ok()?;
+        let theirs = json_route(template, desc, &outs)?;
+        (ours == theirs).then_some(ProtoTemplate { actions, plan })
+    }
+
+    /// Appends call `data`'s message, encoded, to `out`; `Ok(false)` (and `out` as it was) when
+    /// a value is not one this route takes and the call must render JSON instead.
+    pub fn encode(&self, data: &CallData, out: &mut Vec<u8>) -> Result<bool, TemplateError> {
+        let live = Live {
+            actions: &self.actions,
+            data,
+        };
+        let start = out.len();
+        match self.plan.encode(&live, out) {
+            Ok(()) => Ok(true),
+            Err(Decline::Value) => {
+                out.truncate(start);
+                Ok(false)
+            }
+            Err(Decline::Failed(e)) => Err(e),
+        }
+    }
+}
+
+/// The template's text with each action replaced by a marker (quoted when the action stands
+/// outside a JSON string), and which actions stood outside; `None` when the text already holds
+/// a marker character.
+fn stand_in(template: &Template) -> Option<(String, Vec<bool>)> {
+    let mut json = String::new();
+    let mut bare = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for part in &template.parts {
+        match part {
+            Part::Text(t) => {
+                if t.contains([OPEN, CLOSE]) {
+                    return None;
+                }
+                for c in t.chars() {
+                    if escaped {
+                        escaped = false;
+                    } else if in_string && c == '\\' {
+                        escaped = true;
+                    } else if c == '"' {
+                        in_string = !in_string;
+                    }
+                }
+                json.push_str(t);
+            }
+            Part::Action(_) => {
+                let k = bare.len();
+                bare.push(!in_string);
+                if in_string {
+                    let _ = write!(json, "{OPEN}{k}{CLOSE}");
+                } else {
+                    let _ = write!(json, "\"{OPEN}{k}{CLOSE}\"");
+                }
+            }
+        }
+    }
+    Some((json, bare))
+}
+
+/// The JSON route on given action output: the text the template renders, parsed and encoded.
+fn json_route(template: &Template, desc: &MessageDescriptor, outs: &[Out]) -> Option<Vec<u8>> {
+    let mut json = String::new();
+    let mut k = 0;
+    for part in &template.parts {
+        match part {
+            Part::Text(t) => json.push_str(t),
+            Part::Action(_) => {
+                let _ = write!(json, "{}", outs[k]);
+                k += 1;
+            }
+        }
+    }
+    let msgs = from_json(desc, &json).ok()?;
+    let [one] = encode_all(&msgs).try_into().ok()?;
+    Some(one.to_vec())
+}
+
+fn has_marker(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains(OPEN),
+        serde_json::Value::Array(a) => a.iter().any(has_marker),
+        serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains(OPEN) || has_marker(v)),
+        _ => false,
+    }
+}
+
+/// The plan of one JSON object against `desc`; `None` for a shape this route does not take.
+fn plan(
+    desc: &MessageDescriptor,
+    fields: &serde_json::Map<String, serde_json::Value>,
+    bare: &[bool],
+) -> Option<Plan> {
+    let mut numbered: Vec<(u32, Item)> = Vec::new();
+    let mut oneofs = Vec::new();
+    for (key, value) in fields {
+        if key.contains(OPEN) {
+            return None;
+        }
+        let field = desc
+            .get_field_by_json_name(key)
+            .or_else(|| desc.get_field_by_name(key))?;
+        if numbered.iter().any(|(n, _)| *n == field.number()) {
+            return None;
+        }
+        if let Some(o) = field.containing_oneof() {
+            if oneofs.contains(&o) {
+                return None;
+            }
+            oneofs.push(o);
+        }
+        let item = if has_marker(value) {
+            slot(&field, value, bare)?
+        } else {
+            Item::Fixed(fixed(desc, key, value)?)
+        };
+        numbered.push((field.number(), item));
+    }
+    numbered.sort_by_key(|(n, _)| *n);
+    Some(Plan {
+        items: numbered.into_iter().map(|(_, i)| i).collect(),
+    })
+}
+
+/// One field without actions, encoded as the JSON route encodes it.
+fn fixed(desc: &MessageDescriptor, key: &str, value: &serde_json::Value) -> Option<Vec<u8>> {
+    let mut one = serde_json::Map::new();
+    one.insert(key.to_owned(), value.clone());
+    let json = serde_json::Value::Object(one).to_string();
+    let msgs = from_json(desc, &json).ok()?;
+    Some(msgs.first()?.encode_to_vec())
+}
+
+/// A field whose value holds actions.
+fn slot(field: &FieldDescriptor, value: &serde_json::Value, bare: &[bool]) -> Option<Item> {
+    if field.is_list() || field.is_map() {
+        return None;
+    }
+    let number = field.number();
+    if let Kind::Message(m) = field.kind() {
+        if m.full_name().starts_with("google.protobuf.") || field.is_group() {
+            return None;
+        }
+        let serde_json::Value::Object(inner) = value else {
+            return None;
+        };
+        return Some(Item::Message(number, plan(&m, inner, bare)?));
+    }
+    let serde_json::Value::String(s) = value else {
+        return None;
+    };
+    let pieces = pieces(s)?;
+    let whole_bare = match pieces.as_slice() {
+        [Piece::Action(k)] => bare[*k],
+        _ => false,
+    };
+    // A bare action beside other text is not JSON the JSON route could read either way.
+    if !whole_bare
+        && pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Action(k) if bare[*k]))
+    {
+        return None;
+    }
+    let ty = match field.kind() {
+        Kind::String => Ty::Str,
+        Kind::Bool => Ty::Bool,
+        Kind::Int32 => int(i32::MIN.into(), i32::MAX as u64, false),
+        Kind::Int64 => int(i64::MIN, i64::MAX as u64, false),
+        Kind::Uint32 => int(0, u32::MAX.into(), false),
+        Kind::Uint64 => int(0, u64::MAX, false),
+        Kind::Sint32 => int(i32::MIN.into(), i32::MAX as u64, true),
+        Kind::Sint64 => int(i64::MIN, i64::MAX as u64, true),
+        Kind::Fixed32 => Ty::Fixed32 { signed: false },
+        Kind::Sfixed32 => Ty::Fixed32 { signed: true },
+        Kind::Fixed64 => Ty::Fixed64 { signed: false },
+        Kind::Sfixed64 => Ty::Fixed64 { signed: true },
+        Kind::Enum(e) => Ty::Enum(e),
+        Kind::Float | Kind::Double | Kind::Bytes | Kind::Message(_) => return None,
+    };
+    Some(Item::Scalar(Slot {
+        number,
+        ty,
+        presence: field.supports_presence(),
+        pieces,
+        bare: whole_bare,
+    }))
+}
+
+fn int(min: i64, max: u64, zigzag: bool) -> Ty {
+    Ty::Int { min, max, zigzag }
+}
+
+/// A string holding markers, split into text and actions.
+fn pieces(s: &str) -> Option<Vec<Piece>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(open) = rest.find(OPEN) {
+        if open > 0 {
+            out.push(Piece::Text(rest[..open].to_owned()));
+        }
+        let after = &rest[open + OPEN.len_utf8()..];
+        let close = after.find(CLOSE)?;
+        out.push(Piece::Action(after[..close].parse().ok()?));
+        rest = &after[close + CLOSE.len_utf8()..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest.to_owned()));
+    }
+    Some(out)
+}
+
+impl Plan {
+    fn encode<A: Actions + ?Sized>(&self, actions: &A, out: &mut Vec<u8>) -> Result<(), Decline> {
+        for item in &self.items {
+            match item {
+                Item::Fixed(bytes) => out.extend_from_slice(bytes),
+                Item::Scalar(slot) => slot.encode(actions, out)?,
+                Item::Message(number, plan) => {
+                    let mut inner = Vec::new();
+                    plan.encode(actions, &mut inner)?;
+                    encode_key(*number, WireType::LengthDelimited, out);
+                    encode_varint(inner.len() as u64, out);
+                    out.extend_from_slice(&inner);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Action output as the JSON route splices it into the text.
+fn text(v: Out) -> Cow<'static, str> {
+    match v {
+        Out::Str(s) => Cow::Owned(s),
+        Out::Bool(true) => Cow::Borrowed("true"),
+        Out::Bool(false) => Cow::Borrowed("false"),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// Action output spliced into a JSON string is read as JSON there: a quote, backslash or
+/// control character would change what it means.
+fn plain(s: &str) -> bool {
+    !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+}
+
+impl Slot {
+    fn encode<A: Actions + ?Sized>(&self, actions: &A, out: &mut Vec<u8>) -> Result<(), Decline> {
+        let value = match self.pieces.as_slice() {
+            [Piece::Action(k)] => {
+                let v = actions.get(*k)?;
+                // An integer into a number field: its decimal text is canonical, so the number
+                // goes as it is (no text made and read back).
+                if let (Out::Int(i), Ty::Int { .. } | Ty::Fixed32 { .. } | Ty::Fixed64 { .. }) =
+                    (&v, &self.ty)
+                {
+                    return self.put_int(i128::from(*i), out);
+                }
+                text(v)
+            }
+            pieces => {
+                let mut s = String::new();
+                for p in pieces {
+                    match p {
+                        Piece::Text(t) => s.push_str(t),
+                        Piece::Action(k) => {
+                            let t = text(actions.get(*k)?);
+                            if !self.bare && !plain(&t) {
+                                return Err(Decline::Value);
+                            }
+                            s.push_str(&t);
+                        }
+                    }
+                }
+                Cow::Owned(s)
+            }
+        };
+        let value = if self.bare {
+            match &self.ty {
+                // `{{quote .X}}` bare: a JSON string.
+                Ty::Str | Ty::Enum(_) => {
+                    let inner = value
+                        .strip_prefix('"')
+                        .and_then(|v| v.strip_suffix('"'))
+                        .ok_or(Decline::Value)?;
+                    if !plain(inner) {
+                        return Err(Decline::Value);
+                    }
+                    Value::Quoted(inner)
+                }
+                _ => Value::Bare(&value),
+            }
+        } else {
+            if !plain(&value) && matches!(self.pieces.as_slice(), [Piece::Action(_)]) {
+                return Err(Decline::Value);
+            }
+            Value::Quoted(&value)
+        };
+        self.put(value, out)
+    }
+
+    /// An integer field's value (int, sint, fixed and their signed kinds).
+    fn put_int(&self, v: i128, out: &mut Vec<u8>) -> Result<(), Decline> {
+        let n = self.number;
+        match &self.ty {
+            Ty::Int { min, max, zigzag } => {
+                if v < i128::from(*min) || v > i128::from(*max) {
+                    return Err(Decline::Value);
+                }
+                if v != 0 || self.presence {
+                    encode_key(n, WireType::Varint, out);
+                    let wire = match (*zigzag, *min == i64::from(i32::MIN)) {
+                        (true, true) => {
+                            let v = v as i32;
+                            u64::from(((v << 1) ^ (v >> 31)) as u32)
+                        }
+                        (true, false) => {
+                            let v = v as i64;
+                            ((v << 1) ^ (v >> 63)) as u64
+                        }
+                        // Negative int32 and int64 go as 64-bit two's complement.
+                        (false, _) => v as i64 as u64,
+                    };
+                    encode_varint(wire, out);
+                }
+            }
+            Ty::Fixed32 { signed } => {
+                let bits = if *signed {
+                    i32::try_from(v).map_err(|_| Decline::Value)? as u32
+                } else {
+                    u32::try_from(v).map_err(|_| Decline::Value)?
+                };
+                if bits != 0 || self.presence {
+                    encode_key(n, WireType::ThirtyTwoBit, out);
+                    out.extend_from_slice(&bits.to_le_bytes());
+                }
+            }
+            Ty::Fixed64 { signed } => {
+                let bits = if *signed {
+                    i64::try_from(v).map_err(|_| Decline::Value)? as u64
+                } else {
+                    u64::try_from(v).map_err(|_| Decline::Value)?
+                };
+                if bits != 0 || self.presence {
+                    encode_key(n, WireType::SixtyFourBit, out);
+                    out.extend_from_slice(&bits.to_le_bytes());
+                }
+            }
+            _ => return Err(Decline::Value),
+        }
+        Ok(())
+    }
+
+    fn put(&self, value: Value<'_>, out: &mut Vec<u8>) -> Result<(), Decline> {
+        let n = self.number;
+        match (&self.ty, value) {
+            (Ty::Str, Value::Quoted(s)) => {
+                if s.is_empty() && !self.presence {
+                    return Ok(());
+                }
+                encode_key(n, WireType::LengthDelimited, out);
+                encode_varint(s.len() as u64, out);
+                out.extend_from_slice(s.as_bytes());
+            }
+            (Ty::Bool, Value::Bare(s)) => {
+                let b = match s {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(Decline::Value),
+                };
+                if b || self.presence {
+                    encode_key(n, WireType::Varint, out);
+                    encode_varint(u64::from(b), out);
+                }
+            }
+            (
+                Ty::Int { .. } | Ty::Fixed32 { .. } | Ty::Fixed64 { .. },
+                Value::Bare(s) | Value::Quoted(s),
+            ) => {
+                return self.put_int(canonical_int(s).ok_or(Decline::Value)?, out);
+            }
+            (Ty::Enum(e), value) => {
+                let number = match value {
+                    Value::Quoted(name) => {
+                        e.get_value_by_name(name).ok_or(Decline::Value)?.number()
+                    }
+                    Value::Bare(s) => {
+                        let v = i32::try_from(canonical_int(s).ok_or(Decline::Value)?)
+                            .map_err(|_| Decline::Value)?;
+                        e.get_value(v).ok_or(Decline::Value)?.number()
+                    }
+                };
+                if number != 0 || self.presence {
+                    encode_key(n, WireType::Varint, out);
+                    encode_varint(number as i64 as u64, out);
+                }
+            }
+            _ => return Err(Decline::Value),
+        }
+        Ok(())
+    }
+}
+
+/// A slot's value: JSON text outside quotes, or a string's content.
+enum Value<'a> {
+    Bare(&'a str),
+    Quoted(&'a str),
+}
+
+/// `-?(0|[1-9][0-9]*)`, read exactly; anything else (exponents, fractions, leading zeros or
+/// signs) is left to the JSON route.
+fn canonical_int(s: &str) -> Option<i128> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let ok = !digits.is_empty()
+        && digits.len() <= 20
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && !(s.starts_with('-') && digits == "0");
+    ok.then(|| s.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every compiled output is compared with the JSON route's bytes for the same call.
+    use super::*;
+    use prost_reflect::DynamicMessage;
+
+    fn pool() -> MessageDescriptor {
+        let src = r#"
+            syntax = "proto3";
+            package t;
+            enum Color { RED = 0; GREEN = 1; BLUE = 2; }
+            message Inner { string label = 1; int64 n = 2; }
+            message Req {
+                int64 id = 1;
+                string name = 2;
+                bool flag = 3;
+                int32 small = 4;
+                uint32 count = 5;
+                sint64 delta = 6;
+                sint32 d32 = 7;
+                fixed32 f32 = 8;
+                sfixed64 sf64 = 9;
+                Color color = 10;
+                Inner inner = 11;
+                optional int64 maybe = 12;
+                repeated string tags = 13;
+                double ratio = 14;
+                oneof pick { string a = 15; int64 b = 16; }
+            }
+        "#;
+        static POOL: std::sync::OnceLock<MessageDescriptor> = std::sync::OnceLock::new();
+        POOL.get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("volley-proto-tpl-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("t.proto");
+            std::fs::write(&file, src).unwrap();
+            let c = crate::compile::compile_protos(&[file], std::slice::from_ref(&dir)).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            c.pool.get_message_by_name("t.Req").unwrap()
+        })
+        .clone()
+    }
+
+    fn data(n: i64) -> CallData {
+        CallData {
+            worker_id: "g0c1".into(),
+            request_number: n,
+            method_name: "Green".into(),
+            uuid: "0b6b1c9e-58f4-4a4e-9d1e-3f1b2c3d4e5f".into(),
+            timestamp_unix_nano: 1_700_000_000_000_000_000,
+            ..CallData::default()
+        }
+    }
+
+    /// The JSON route's bytes for `src` and `d`.
+    fn slow(src: &str, d: &CallData) -> Result<Vec<u8>, String> {
+        let mut json = String::new();
+        Template::parse(src)
+            .unwrap()
+            .render(d, &mut json)
+            .map_err(|e| e.to_string())?;
+        let msgs = from_json(&pool(), &json).map_err(|e| e.to_string())?;
+        Ok(msgs[0].encode_to_vec())
+    }
+
+    fn compiled(src: &str) -> Option<ProtoTemplate> {
+        ProtoTemplate::compile(&Template::parse(src).unwrap(), &pool(), &data(7))
+    }
+
+    /// Compiles `src` and checks call numbers `ns` give the JSON route's bytes.
+    fn same(src: &str, ns: &[i64]) {
+        let t = compiled(src).unwrap_or_else(|| panic!("{src} did not compile"));
+        for &n in ns {
+            let mut out = Vec::new();
+            assert!(t.encode(&data(n), &mut out).unwrap(), "{src} declined {n}");
+            assert_eq!(out, slow(src, &data(n)).unwrap(), "{src} at {n}");
+        }
+    }
+
+    #[test]
+    fn the_ghz_shapes_give_the_json_routes_bytes() {
+        let ns = [0, 1, 41, -5, 127, 128, 300, 1 << 40, i64::MAX, i64::MIN];
+        same(r#"{"id":{{.RequestNumber}}}"#, &ns);
+        same(r#"{"id":"{{.RequestNumber}}"}"#, &ns);
+        same(
+            r#"{"name":"user-{{.RequestNumber}}-{{.WorkerID}}", "id": 5}"#,
+            &ns,
+        );
+        same(
+            r#"{"name":"{{.UUID}}","flag":true,"tags":["a","b"],"ratio":0.5}"#,
+            &[3],
+        );
+        same(
+            r#"{"delta":{{.RequestNumber}},"d32":"{{.RequestNumber}}"}"#,
+            &[0, -1, 1, -64],
+        );
+        same(
+            r#"{"f32":{{.RequestNumber}},"sf64":{{.RequestNumber}}}"#,
+            &[0, 9, 4_000_000_000],
+        );
+        same(
+            r#"{"inner":{"label":"{{.MethodName}}","n":{{.RequestNumber}}},"id":1}"#,
+            &ns,
+        );
+        same(r#"{"maybe":{{.RequestNumber}}}"#, &[0, 3]);
+        same(r#"{"color":"{{.MethodName | upper}}"}"#, &[1]);
+        same(r#"{"a":"{{.RequestNumber}}"}"#, &[0, 2]);
+        same(r#"{"name":{{quote .WorkerID}}}"#, &[1]);
+        same(r#"{"flag":{{.IsClientStreaming}}}"#, &[1]);
+        same(
+            r#"{"count":{{.RequestNumber}}, "small": {{add .RequestNumber 1}}}"#,
+            &[0, 10],
+        );
+        // Random values differ between two renders: the bytes are checked by decoding.
+        let t = compiled(r#"{"small": {{randomInt 1 100}}}"#).unwrap();
+        for _ in 0..50 {
+            let mut out = Vec::new();
+            assert!(t.encode(&data(1), &mut out).unwrap());
+            let m = DynamicMessage::decode(pool(), out.as_slice()).unwrap();
+            let v = m.get_field_by_name("small").unwrap().as_i32().unwrap();
+            assert!((1..100).contains(&v), "{v}");
+        }
+    }
+
+    #[test]
+    fn values_out_of_range_or_not_canonical_go_the_json_route() {
+        let t = compiled(r#"{"small":{{.RequestNumber}}}"#).unwrap();
+        let mut out = vec![9];
+        assert!(!t.encode(&data(1 << 40), &mut out).unwrap());
+        assert_eq!(out, [9], "a declined call leaves the buffer as it was");
+        let t = compiled(r#"{"count":{{.RequestNumber}}}"#).unwrap();
+        assert!(!t.encode(&data(-1), &mut Vec::new()).unwrap());
+        let t = compiled(r#"{"name":"{{.WorkerID}}"}"#).unwrap();
+        let mut quoted = data(1);
+        quoted.worker_id = "a\"b".into();
+        assert!(!t.encode(&quoted, &mut Vec::new()).unwrap());
+        assert!(slow(r#"{"name":"{{.WorkerID}}"}"#, &quoted).is_err());
+    }
+
+    #[test]
+    fn shapes_beyond_it_stay_on_the_json_route() {
+        for src in [
+            r#"[{"id":{{.RequestNumber}}}]"#,
+            r#"{"tags":["{{.UUID}}"]}"#,
+            r#"{"ratio":{{.RequestNumber}}}"#,
+            r#"{"{{.MethodName}}":1}"#,
+            r#"{"id":{{.RequestNumber}}0}"#,
+            r#"{"nope":{{.RequestNumber}}}"#,
+            r#"{"a":"x","b":{{.RequestNumber}}}"#,
+        ] {
+            assert!(compiled(src).is_none(), "{src}");
+        }
+    }
+
+    #[test]
+    fn canonical_ints_only() {
+        for (s, v) in [("0", Some(0)), ("-12", Some(-12)), ("12", Some(12))] {
+            assert_eq!(canonical_int(s), v);
+        }
+        for s in ["", "-", "-0", "01", "1e3", "1.0", "+1", " 1", "0x10"] {
+            assert_eq!(canonical_int(s), None, "{s}");
+        }
+    }
+}
