@@ -408,6 +408,8 @@ fn a_mix_sends_each_method_the_calls_its_hash_picks() {
         assert_eq!(m["statusCodeDistribution"]["OK"], n, "{}", m["call"]);
     }
     assert_eq!(r["count"], 80);
+    // Two unary methods: the mix's calls take the fast path, each with its own header block.
+    assert_eq!(r["volley"]["clientPath"], "fast");
 }
 
 #[test]
@@ -561,6 +563,10 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
         "fast"
     );
     assert_eq!(path(&["--call", "api.Users.List"]), "h2 (streaming calls)");
+    assert_eq!(
+        path(&["--call", "api.Users.Get:1", "--call", "api.Users.List:1"]),
+        "h2 (streaming calls)"
+    );
     assert_eq!(
         path(&["--call", HELLO, "--keepalive", "10s"]),
         "h2 (--keepalive)"

@@ -17,10 +17,17 @@ use crate::{
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves unary
 /// gRPC (any data: fixed, templated or NDJSON, of any size; per-call metadata included) on one
 /// or a pool of connections to one address; what it lacks is the h2-crate path's
-/// (`docs/bench.md`). Not asked for targets other than a gRPC method.
+/// (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
+/// connections).
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
+    if let Target::Mix(m) = target {
+        return m.entries().iter().find_map(|e| match &e.target {
+            Target::Grpc(_) => why_not(opts, &e.target),
+            _ => Some("an HTTP request in the mix"),
+        });
+    }
     let Target::Grpc(g) = target else {
-        return Some("not a single gRPC method");
+        return Some("not a gRPC method");
     };
     Some(if opts.client == ClientPath::H2 {
         "VOLLEY_BENCH_CLIENT=h2"

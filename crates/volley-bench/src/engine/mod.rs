@@ -229,7 +229,7 @@ pub fn run(
         cpu: busy,
         methods,
         client_path: match &*target {
-            Target::Grpc(_) => Some(match fast_path::why_not(opts, &target) {
+            Target::Grpc(_) | Target::Mix(_) => Some(match fast_path::why_not(opts, &target) {
                 None if shared.fast_dial_failed.load(Ordering::Relaxed) => {
                     "h2 (the fast path's connections could not be made)".to_owned()
                 }
