@@ -6,7 +6,7 @@ use std::{future::Future, sync::Arc};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
-use http::{HeaderMap, Method, StatusCode, header::CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header::CONTENT_TYPE};
 use prost_reflect::MessageDescriptor;
 use tokio::time::Instant;
 use volley_wire::{
@@ -158,17 +158,16 @@ fn prepare(
         Envelope::Connect => (CONNECT_ENCODING, CONNECT_ACCEPT_ENCODING),
         _ => (GRPC_ENCODING, GRPC_ACCEPT_ENCODING),
     };
-    let encoding = Encoding::from_header(headers.get(enc_header)).map_err(|s| trailers_only(&s))?;
+    let [enc, accept, timeout] = first_of(&headers, [&enc_header, &accept_header, &GRPC_TIMEOUT]);
+    let encoding = Encoding::from_header(enc).map_err(|s| trailers_only(&s))?;
     let compress = Compress {
-        accepted: Encoding::Gzip
-            .accepted_by(headers.get(accept_header))
-            .then_some(Encoding::Gzip),
+        accepted: Encoding::Gzip.accepted_by(accept).then_some(Encoding::Gzip),
         default: shared.limits.send_compression,
     };
     let deadline = if let Envelope::Connect = env {
         connect_timeout(&headers).map_err(|s| trailers_only(&s))?
     } else {
-        match headers.get(GRPC_TIMEOUT) {
+        match timeout {
             None => None,
             Some(v) => match parse_grpc_timeout(v.as_bytes()) {
                 Some(d) => Some(Instant::now() + d),
@@ -299,6 +298,22 @@ fn stream_to_json(
 }
 
 /// The response headers of a call (the content type is set once, by `shape`).
+/// The first value of each of `names`, found in one pass over the request's fields (a gRPC
+/// request holds four or five): a lookup each hashed its name, ~180 instructions apiece of a
+/// unary call.
+fn first_of<'a, const N: usize>(
+    headers: &'a HeaderMap,
+    names: [&HeaderName; N],
+) -> [Option<&'a HeaderValue>; N] {
+    let mut found = [None; N];
+    for (name, value) in headers {
+        if let Some(k) = names.iter().position(|n| *n == name) {
+            found[k].get_or_insert(value);
+        }
+    }
+    found
+}
+
 fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap {
     headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
     if let Some(enc) = compress {
@@ -359,6 +374,24 @@ fn stream_response(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_of_finds_each_fields_first_value_in_one_pass() {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+        h.append(GRPC_TIMEOUT, HeaderValue::from_static("1S"));
+        h.append(GRPC_TIMEOUT, HeaderValue::from_static("2S"));
+        h.insert(GRPC_ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        let [enc, accept, timeout] =
+            first_of(&h, [&GRPC_ENCODING, &GRPC_ACCEPT_ENCODING, &GRPC_TIMEOUT]);
+        assert_eq!(enc, None);
+        assert_eq!(accept, h.get(GRPC_ACCEPT_ENCODING));
+        assert_eq!(
+            timeout.unwrap(),
+            "1S",
+            "the first value, as HeaderMap::get gives"
+        );
+    }
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
