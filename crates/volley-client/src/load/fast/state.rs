@@ -1,6 +1,8 @@
 //! A fast-path connection's state, shared by its handles and its reader and writer tasks: the
 //! frames waiting to be sent, one slot per call (sent, settled, gone), the server's concurrency
 //! limit and windows, and the server's frames parsed into settled calls.
+//! Why it is over 500 lines: one connection's state machine, whose frame handling (windows,
+//! slots, GOAWAY, header blocks) reads as one piece.
 
 use std::{
     collections::VecDeque,
