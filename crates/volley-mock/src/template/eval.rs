@@ -16,7 +16,15 @@ pub(crate) struct Exec<'a> {
     pub root: &'a dyn Root,
     vars: Vec<(String, Val<'a>)>,
     pub out: String,
+    /// `range` iterations so far.
+    steps: u64,
 }
+
+/// `range` iterations one render may take, and the most it may write: a stub's template is the
+/// user's, but a reply must end (the stubs fuzz target's `{{range 11111111111}}` asked for
+/// 11 billion at once).
+const MAX_STEPS: u64 = 1_000_000;
+const MAX_OUTPUT: usize = 16 << 20;
 
 enum Flow {
     Normal,
@@ -26,17 +34,32 @@ enum Flow {
 
 const ROOT: &str = "$";
 
+fn too_many() -> TemplateError {
+    TemplateError(format!(
+        "range: more than {MAX_STEPS} iterations in one reply"
+    ))
+}
+
+fn too_long() -> TemplateError {
+    TemplateError(format!("the reply runs past {} MiB", MAX_OUTPUT >> 20))
+}
+
 impl<'a> Exec<'a> {
     pub(super) fn new(root: &'a dyn Root) -> Exec<'a> {
         Exec {
             root,
             vars: vec![(ROOT.to_owned(), Val::Nil)],
             out: String::new(),
+            steps: 0,
         }
     }
 
     pub(super) fn run(&mut self, nodes: &'a [Node]) -> Result<(), TemplateError> {
-        self.walk(nodes, &Val::Nil).map(|_| ())
+        self.walk(nodes, &Val::Nil)?;
+        if self.out.len() > MAX_OUTPUT {
+            return Err(too_long());
+        }
+        Ok(())
     }
 
     fn walk(&mut self, nodes: &'a [Node], dot: &Val<'a>) -> Result<Flow, TemplateError> {
@@ -80,6 +103,11 @@ impl<'a> Exec<'a> {
                 Node::Range(p, body, otherwise) => {
                     let mark = self.vars.len();
                     let v = self.pipe_value(p, dot)?.norm();
+                    if let Val::Int(n) = &v
+                        && u64::try_from(*n).is_ok_and(|n| n > MAX_STEPS - self.steps)
+                    {
+                        return Err(too_many());
+                    }
                     let pairs: Vec<(Val<'a>, Val<'a>)> = match &v {
                         Val::Int(n) => (0..*n).map(|i| (Val::Int(i), Val::Int(i))).collect(),
                         Val::Json(Value::Object(m)) => {
@@ -112,6 +140,13 @@ impl<'a> Exec<'a> {
                         self.walk(otherwise, dot)?;
                     }
                     for (k, x) in pairs {
+                        self.steps += 1;
+                        if self.steps > MAX_STEPS {
+                            return Err(too_many());
+                        }
+                        if self.out.len() > MAX_OUTPUT {
+                            return Err(too_long());
+                        }
                         let inner = self.vars.len();
                         match p.decl.as_slice() {
                             [v1] => self.vars.push((v1.clone(), x.clone())),

@@ -205,6 +205,28 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_that_would_not_end_is_an_error() {
+        let ctx = Ctx::default();
+        let err = |src: &str| {
+            Template::parse(src)
+                .unwrap()
+                .render(&ctx)
+                .unwrap_err()
+                .to_string()
+        };
+        // Found by the stubs fuzz target: 11 billion iterations asked for at once.
+        let e = err("{{ range 11111111111 }}={{ end }}");
+        assert!(e.contains("more than 1000000 iterations"), "{e}");
+        let e = err("{{range 1000}}{{range 1000}}{{range 2}}x{{end}}{{end}}{{end}}");
+        assert!(e.contains("more than 1000000 iterations"), "{e}");
+        let e = err(
+            "{{range 100000}}0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789{{end}}",
+        );
+        assert!(e.contains("past 16 MiB"), "{e}");
+        assert_eq!(render("{{range 3}}{{.}}{{end}}", &ctx), "012");
+    }
+
+    #[test]
     fn errors_name_the_function() {
         let e = Template::parse("{{ uuid2base64 .Request.name }}")
             .unwrap()
