@@ -149,6 +149,36 @@ pub fn call_template(data: &[u8]) {
             let _ = t.render(&call, &mut out);
         }
     }
+    // Differential: a template compiled to protobuf must encode what the JSON route encodes
+    // (render, parse, encode), for one of the interop messages.
+    let Ok(t) = Template::parse(src) else {
+        return;
+    };
+    let messages = interop_messages();
+    let desc = &messages[src.len() % messages.len()];
+    let Some(compiled) = volley_proto::template::ProtoTemplate::compile(&t, desc, &call) else {
+        return;
+    };
+    let mut ours = Vec::new();
+    if !compiled.encode(&call, &mut ours).unwrap_or(false) {
+        return;
+    }
+    // Random functions render differently each time: only the encoding's success is checked.
+    if src.contains("random") || src.contains("newUUID") {
+        return;
+    }
+    let mut json = String::new();
+    t.render(&call, &mut json).expect("the JSON route renders");
+    let msgs = volley_proto::message::from_json(desc, &json)
+        .unwrap_or_else(|e| panic!("compiled {src:?} to {ours:?}, the JSON route refuses: {e}"));
+    let theirs = volley_proto::message::encode_all(&msgs);
+    assert_eq!(theirs.len(), 1, "{src:?}");
+    assert_eq!(
+        ours,
+        theirs[0].to_vec(),
+        "{src:?} against {}",
+        desc.full_name()
+    );
 }
 
 /// The bench's fast HTTP/2 client (`volley_client::load::fast`) reading whatever a server sends: a
