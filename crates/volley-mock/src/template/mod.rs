@@ -224,6 +224,12 @@ mod tests {
         );
         assert!(e.contains("past 16 MiB"), "{e}");
         assert_eq!(render("{{range 3}}{{.}}{{end}}", &ctx), "012");
+        // Found by the stubs fuzz target: a precision past what Rust formats panicked.
+        assert_eq!(render("{{printf \"%.2f\" 1.5}}", &ctx), "1.50");
+        assert_eq!(
+            render("{{printf \"%0.0002929546013f|%d\" 1.5 7}}", &ctx),
+            "%!(BADPREC)|7"
+        );
     }
 
     #[test]

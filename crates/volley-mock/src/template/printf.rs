@@ -33,6 +33,12 @@ pub(crate) fn printf(format: &str, args: &[Val<'_>]) -> String {
         let prec = spec
             .split_once('.')
             .and_then(|(_, p)| p.parse::<usize>().ok());
+        // Go answers a precision past 10^6 with `%!(BADPREC)`; Rust's formatter panics past
+        // 65,535 (found by the stubs fuzz target), so that is where this one says it.
+        if prec.is_some_and(|p| p > usize::from(u16::MAX)) {
+            out.push_str("%!(BADPREC)");
+            continue;
+        }
         out.push_str(&match verb {
             'd' => v.int().map_or_else(|| v.text(), |i| i.to_string()),
             'f' | 'F' => format!("{:.*}", prec.unwrap_or(6), v.num().unwrap_or(0.0)),
