@@ -80,12 +80,11 @@ impl Payload {
     pub fn message(&self, i: u64, data: Option<&CallData>) -> Result<Bytes, String> {
         match self {
             Payload::Static(f) => Ok(f[(i % f.len() as u64) as usize].clone()),
-            Payload::Templated(t) if t.compiled.is_some() => match data {
-                Some(d) => t.render_one(d),
-                None => Err("templated data without its call data".into()),
-            },
             Payload::Lines(l) => l.message(i),
-            Payload::Templated(_) => {
+            Payload::Templated(t) => {
+                if let (Some(c), Some(d)) = (&t.compiled, data) {
+                    return t.render_one(c, d);
+                }
                 let all = self.messages(i, data)?;
                 let n = all.len() as u64;
                 if n == 0 {
@@ -110,28 +109,26 @@ pub fn call_data(base: &CallData, i: u64, worker_id: &Arc<str>, uuid: bool) -> C
 }
 
 impl Templated {
-    /// The one message of a compiled template, framed: encoded into this thread's scratch
+    /// The one message of compiled template `c`, framed: encoded into this thread's scratch
     /// buffer after the five-byte prefix and copied out once (one allocation of the exact size),
     /// or by the JSON route when a value needs it.
-    fn render_one(&self, data: &CallData) -> Result<Bytes, String> {
-        if let Some(c) = &self.compiled {
-            let framed = SCRATCH.with(|buf| {
-                let mut buf = buf.borrow_mut();
-                buf.clear();
-                buf.extend_from_slice(&[0; 5]);
-                if !c.encode(data, &mut buf).map_err(|e| e.to_string())? {
-                    return Ok::<_, String>(None);
-                }
-                if self.gzip {
-                    return Ok(Some(frame(&buf[5..], true)));
-                }
-                let len = (buf.len() - 5) as u32;
-                buf[1..5].copy_from_slice(&len.to_be_bytes());
-                Ok(Some(Bytes::copy_from_slice(&buf)))
-            })?;
-            if let Some(f) = framed {
-                return Ok(f);
+    fn render_one(&self, c: &ProtoTemplate, data: &CallData) -> Result<Bytes, String> {
+        let framed = SCRATCH.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(&[0; 5]);
+            if !c.encode(data, &mut buf).map_err(|e| e.to_string())? {
+                return Ok::<_, String>(None);
             }
+            if self.gzip {
+                return Ok(Some(frame(&buf[5..], true)));
+            }
+            let len = (buf.len() - 5) as u32;
+            buf[1..5].copy_from_slice(&len.to_be_bytes());
+            Ok(Some(Bytes::copy_from_slice(&buf)))
+        })?;
+        if let Some(f) = framed {
+            return Ok(f);
         }
         let mut all = self.render_all(data)?;
         match all.len() {

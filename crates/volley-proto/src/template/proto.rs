@@ -77,19 +77,26 @@ enum Piece {
 enum Ty {
     Str,
     Bool,
-    /// Varint integers; `zigzag` for sint32/sint64.
+    /// Integers of every kind: their range and how they go on the wire.
     Int {
         min: i64,
         max: u64,
-        zigzag: bool,
-    },
-    Fixed32 {
-        signed: bool,
-    },
-    Fixed64 {
-        signed: bool,
+        wire: IntWire,
     },
     Enum(prost_reflect::EnumDescriptor),
+}
+
+/// How an integer field is encoded.
+#[derive(Clone, Copy, Debug)]
+enum IntWire {
+    /// int32, int64, uint32, uint64 (negatives as 64-bit two's complement).
+    Varint,
+    /// sint32, sint64.
+    Zigzag,
+    /// fixed32, sfixed32.
+    Fixed32,
+    /// fixed64, sfixed64.
+    Fixed64,
 }
 
 /// A value this route does not take (the call goes the JSON route), or an action that failed.
@@ -332,16 +339,16 @@ fn slot(field: &FieldDescriptor, value: &serde_json::Value, bare: &[bool]) -> Op
     let ty = match field.kind() {
         Kind::String => Ty::Str,
         Kind::Bool => Ty::Bool,
-        Kind::Int32 => int(i32::MIN.into(), i32::MAX as u64, false),
-        Kind::Int64 => int(i64::MIN, i64::MAX as u64, false),
-        Kind::Uint32 => int(0, u32::MAX.into(), false),
-        Kind::Uint64 => int(0, u64::MAX, false),
-        Kind::Sint32 => int(i32::MIN.into(), i32::MAX as u64, true),
-        Kind::Sint64 => int(i64::MIN, i64::MAX as u64, true),
-        Kind::Fixed32 => Ty::Fixed32 { signed: false },
-        Kind::Sfixed32 => Ty::Fixed32 { signed: true },
-        Kind::Fixed64 => Ty::Fixed64 { signed: false },
-        Kind::Sfixed64 => Ty::Fixed64 { signed: true },
+        Kind::Int32 => int(i32::MIN.into(), i32::MAX as u64, IntWire::Varint),
+        Kind::Int64 => int(i64::MIN, i64::MAX as u64, IntWire::Varint),
+        Kind::Uint32 => int(0, u32::MAX.into(), IntWire::Varint),
+        Kind::Uint64 => int(0, u64::MAX, IntWire::Varint),
+        Kind::Sint32 => int(i32::MIN.into(), i32::MAX as u64, IntWire::Zigzag),
+        Kind::Sint64 => int(i64::MIN, i64::MAX as u64, IntWire::Zigzag),
+        Kind::Fixed32 => int(0, u32::MAX.into(), IntWire::Fixed32),
+        Kind::Sfixed32 => int(i32::MIN.into(), i32::MAX as u64, IntWire::Fixed32),
+        Kind::Fixed64 => int(0, u64::MAX, IntWire::Fixed64),
+        Kind::Sfixed64 => int(i64::MIN, i64::MAX as u64, IntWire::Fixed64),
         Kind::Enum(e) => Ty::Enum(e),
         Kind::Float | Kind::Double | Kind::Bytes | Kind::Message(_) => return None,
     };
@@ -354,8 +361,8 @@ fn slot(field: &FieldDescriptor, value: &serde_json::Value, bare: &[bool]) -> Op
     }))
 }
 
-fn int(min: i64, max: u64, zigzag: bool) -> Ty {
-    Ty::Int { min, max, zigzag }
+fn int(min: i64, max: u64, wire: IntWire) -> Ty {
+    Ty::Int { min, max, wire }
 }
 
 /// A string holding markers, split into text and actions.

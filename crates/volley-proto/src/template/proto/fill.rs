@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use prost::encoding::{WireType, encode_key, encode_varint};
 
-use super::{Actions, Decline, Item, Piece, Plan, Slot, Ty};
+use super::{Actions, Decline, IntWire, Item, Piece, Plan, Slot, Ty};
 use crate::template::Value as Out;
 
 impl Plan {
@@ -54,9 +54,7 @@ impl Slot {
                 let v = actions.get(*k)?;
                 // An integer into a number field: its decimal text is canonical, so the number
                 // goes as it is (no text made and read back).
-                if let (Out::Int(i), Ty::Int { .. } | Ty::Fixed32 { .. } | Ty::Fixed64 { .. }) =
-                    (&v, &self.ty)
-                {
+                if let (Out::Int(i), Ty::Int { .. }) = (&v, &self.ty) {
                     return self.put_int(i128::from(*i), out);
                 }
                 text(v)
@@ -104,52 +102,42 @@ impl Slot {
 
     /// An integer field's value (int, sint, fixed and their signed kinds).
     fn put_int(&self, v: i128, out: &mut Vec<u8>) -> Result<(), Decline> {
+        let Ty::Int { min, max, wire } = &self.ty else {
+            return Err(Decline::Value);
+        };
+        if v < i128::from(*min) || v > i128::from(*max) {
+            return Err(Decline::Value);
+        }
+        if v == 0 && !self.presence {
+            return Ok(());
+        }
+        // In range, so its two's complement bits are the field's.
+        let bits = v as i64 as u64;
         let n = self.number;
-        match &self.ty {
-            Ty::Int { min, max, zigzag } => {
-                if v < i128::from(*min) || v > i128::from(*max) {
-                    return Err(Decline::Value);
-                }
-                if v != 0 || self.presence {
-                    encode_key(n, WireType::Varint, out);
-                    let wire = match (*zigzag, *min == i64::from(i32::MIN)) {
-                        (true, true) => {
-                            let v = v as i32;
-                            u64::from(((v << 1) ^ (v >> 31)) as u32)
-                        }
-                        (true, false) => {
-                            let v = v as i64;
-                            ((v << 1) ^ (v >> 63)) as u64
-                        }
-                        // Negative int32 and int64 go as 64-bit two's complement.
-                        (false, _) => v as i64 as u64,
-                    };
-                    encode_varint(wire, out);
-                }
+        match wire {
+            IntWire::Varint => {
+                encode_key(n, WireType::Varint, out);
+                encode_varint(bits, out);
             }
-            Ty::Fixed32 { signed } => {
-                let bits = if *signed {
-                    i32::try_from(v).map_err(|_| Decline::Value)? as u32
+            IntWire::Zigzag => {
+                encode_key(n, WireType::Varint, out);
+                let zz = if *min == i64::from(i32::MIN) {
+                    let v = v as i32;
+                    u64::from(((v << 1) ^ (v >> 31)) as u32)
                 } else {
-                    u32::try_from(v).map_err(|_| Decline::Value)?
+                    let v = v as i64;
+                    ((v << 1) ^ (v >> 63)) as u64
                 };
-                if bits != 0 || self.presence {
-                    encode_key(n, WireType::ThirtyTwoBit, out);
-                    out.extend_from_slice(&bits.to_le_bytes());
-                }
+                encode_varint(zz, out);
             }
-            Ty::Fixed64 { signed } => {
-                let bits = if *signed {
-                    i64::try_from(v).map_err(|_| Decline::Value)? as u64
-                } else {
-                    u64::try_from(v).map_err(|_| Decline::Value)?
-                };
-                if bits != 0 || self.presence {
-                    encode_key(n, WireType::SixtyFourBit, out);
-                    out.extend_from_slice(&bits.to_le_bytes());
-                }
+            IntWire::Fixed32 => {
+                encode_key(n, WireType::ThirtyTwoBit, out);
+                out.extend_from_slice(&(bits as u32).to_le_bytes());
             }
-            _ => return Err(Decline::Value),
+            IntWire::Fixed64 => {
+                encode_key(n, WireType::SixtyFourBit, out);
+                out.extend_from_slice(&bits.to_le_bytes());
+            }
         }
         Ok(())
     }
@@ -176,10 +164,7 @@ impl Slot {
                     encode_varint(u64::from(b), out);
                 }
             }
-            (
-                Ty::Int { .. } | Ty::Fixed32 { .. } | Ty::Fixed64 { .. },
-                Value::Bare(s) | Value::Quoted(s),
-            ) => {
+            (Ty::Int { .. }, Value::Bare(s) | Value::Quoted(s)) => {
                 return self.put_int(canonical_int(s).ok_or(Decline::Value)?, out);
             }
             (Ty::Enum(e), value) => {
