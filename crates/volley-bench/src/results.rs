@@ -102,7 +102,9 @@ pub struct MethodResults {
 #[error("{0}")]
 pub struct ResultsError(String);
 
-fn encode(h: &Histogram<u64>) -> String {
+/// A histogram as results carry it: HdrHistogram's compressed V2 form in base64 (empty for an
+/// empty histogram).
+pub fn encode(h: &Histogram<u64>) -> String {
     if h.is_empty() {
         return String::new();
     }
@@ -113,7 +115,8 @@ fn encode(h: &Histogram<u64>) -> String {
     }
 }
 
-fn decode(text: &str, what: &str, into: &mut Histogram<u64>) -> Result<(), ResultsError> {
+/// Adds a histogram [`encode`] wrote to `into`; `what` names it in the error.
+pub fn decode(text: &str, what: &str, into: &mut Histogram<u64>) -> Result<(), ResultsError> {
     if text.is_empty() {
         return Ok(());
     }

@@ -44,6 +44,19 @@ pub fn raise_open_files_max() -> Option<u64> {
 /// children, files).
 const HEADROOM: u64 = 256;
 
+/// How many processes, each within the open-file limit (raised as [`raise_open_files_max`]
+/// does), hold `connections` connections of `per_connection` descriptors each; at least one.
+pub fn processes_for(connections: u64, per_connection: u64) -> u64 {
+    processes_within(connections, per_connection, raise_open_files_max())
+}
+
+fn processes_within(connections: u64, per_connection: u64, limit: Option<u64>) -> u64 {
+    let Some(limit) = limit else { return 1 };
+    // The connections one process may hold beside its headroom (at least one).
+    let room = (limit.saturating_sub(HEADROOM) / per_connection.max(1)).max(1);
+    connections.div_ceil(room).max(1)
+}
+
 /// Whether this process may hold `connections` sockets, after raising its limit as
 /// [`raise_open_files_max`] does; `Err((need, limit))` when it may not.
 pub fn room_for(connections: u64) -> Result<(), (u64, u64)> {
@@ -51,5 +64,26 @@ pub fn room_for(connections: u64) -> Result<(), (u64, u64)> {
     match raise_open_files_max() {
         Some(limit) if limit < need => Err((need, limit)),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_are_as_few_as_the_limit_allows() {
+        // Seed 004's server-to-server runs under this machine's 20,000: a relay holds two
+        // descriptors per client.
+        assert_eq!(processes_within(20_000, 2, Some(20_000)), 3);
+        assert_eq!(processes_within(10_000, 2, Some(20_000)), 2);
+        assert_eq!(processes_within(5_000, 2, Some(20_000)), 1);
+        assert_eq!(processes_within(10_000, 1, Some(20_000)), 1);
+        assert_eq!(processes_within(20_000, 1, Some(20_000)), 2);
+        // No limit, or nothing to hold: one.
+        assert_eq!(processes_within(1 << 30, 2, None), 1);
+        assert_eq!(processes_within(0, 1, Some(1024)), 1);
+        // A limit below the headroom still gives each process a connection.
+        assert_eq!(processes_within(3, 1, Some(10)), 3);
     }
 }

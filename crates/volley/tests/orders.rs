@@ -45,6 +45,53 @@ fn every_order_is_answered_unary_stream_and_tls() {
 }
 
 #[test]
+fn a_run_split_over_processes_answers_every_order_and_merges_the_groups() {
+    // Its own servers (one per group, TLS from one certificate), then groups against one server.
+    for (mode, tls) in [("unary", false), ("stream", true)] {
+        let mut args = vec!["--mode", mode, "--clients", "7", "--count", "1001"];
+        args.extend(["--processes", "3"]);
+        if tls {
+            args.push("--tls");
+        }
+        let r = orders(&args);
+        assert_eq!(r["orders"], 1001, "{mode}: {r}");
+        assert_eq!(
+            (r["clients"].as_u64(), r["processes"].as_u64()),
+            (Some(7), Some(3))
+        );
+        assert!(r["roundTripUs"]["p50"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["serverCpuUsPerOrder"].as_f64().is_some(), "{r}");
+        // The histograms were for the merge; the report does not carry them.
+        assert!(r.get("histograms").is_none(), "{r}");
+        // Dialling, not the wait for the agreed start (2 s and more).
+        assert!(r["connectSeconds"].as_f64().unwrap() < 1.5, "{r}");
+    }
+    let p = VOLLEY.serve(&["--threads", "1"]);
+    let addr = p.addr().to_string();
+    let r = orders(&[
+        "--addr",
+        &addr,
+        "--mode",
+        "unary",
+        "--clients",
+        "4",
+        "--count",
+        "400",
+        "--processes",
+        "2",
+    ]);
+    assert_eq!(
+        (r["orders"].as_u64(), r["processes"].as_u64()),
+        (Some(400), Some(2))
+    );
+    assert!(r.get("serverCpuUsPerOrder").is_none(), "{r}");
+    assert_eq!(
+        one_line_error(&["lab", "orders", "--processes", "0"]),
+        "volley: error: --processes must be at least 1"
+    );
+}
+
+#[test]
 fn bad_counts_and_a_wrong_ca_are_one_line_errors() {
     assert_eq!(
         one_line_error(&["lab", "orders", "--clients", "0"]),
@@ -217,7 +264,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
         eprintln!("skipped the namespace runs: {why}");
         return;
     }
-    let run = |delay: &str| {
+    let run = |delay: &str, processes: &str| {
         let child = Command::new(VOLLEY.bin())
             .args([
                 "lab",
@@ -231,6 +278,8 @@ fn the_namespace_scenario_runs_and_cleans_up() {
                 "2",
                 "--count",
                 "200",
+                "--processes",
+                processes,
             ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -245,7 +294,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
         );
         out
     };
-    let out = run("0");
+    let out = run("0", "1");
     assert!(
         out.status.success(),
         "{}",
@@ -256,7 +305,7 @@ fn the_namespace_scenario_runs_and_cleans_up() {
     assert_eq!(r["netemDelayUs"], 0);
 
     // With netem, or without it through a `volley link` relay in the clients' namespace.
-    let out = run("5ms");
+    let out = run("5ms", "1");
     assert!(
         out.status.success(),
         "{}",
@@ -274,6 +323,21 @@ fn the_namespace_scenario_runs_and_cleans_up() {
         "{r}"
     );
     eprintln!("the delay was added by {}", r["delayBy"]);
+
+    // Split over two groups, each with its own server (and relay) in the namespaces.
+    let out = run("5ms", "2");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (r["orders"].as_u64(), r["processes"].as_u64()),
+        (Some(200), Some(2))
+    );
+    let p50 = r["roundTripUs"]["p50"].as_f64().unwrap();
+    assert!((10_000.0..13_000.0).contains(&p50), "{r}");
 
     // Interrupted mid-run: still no namespace left.
     let child = Command::new(VOLLEY.bin())

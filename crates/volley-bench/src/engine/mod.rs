@@ -170,6 +170,8 @@ pub fn run(
         (&connected, &go),
     );
     connected.wait();
+    // Dialling only: a shard's wait for the agreed start is not connection time.
+    let connect = dialling.elapsed();
     if let Some(at) = opts.start_at {
         match at.duration_since(std::time::SystemTime::now()) {
             Ok(wait) => std::thread::sleep(wait),
@@ -186,7 +188,6 @@ pub fn run(
         }
     }
     let start = Instant::now();
-    let connect = start - dialling;
     let started_unix_nano = now_unix_nanos();
     let _ = shared.start.set((start, started_unix_nano));
     go.wait();

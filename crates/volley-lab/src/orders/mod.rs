@@ -11,6 +11,10 @@
 //! Without `--addr` it starts its own `volley serve` process (TLS with a certificate generated
 //! for the run with `--tls`; in a network namespace, the clients in another, with `--netns`) and
 //! adds the server's CPU time to the report (`own_server`).
+//!
+//! More clients than one process's open-file limit allows (or `--processes N`) run in groups of
+//! child processes, each with its own server and relay when volley starts them, starting together
+//! and merged exactly (`groups`).
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
@@ -31,8 +35,10 @@ use volley_client::{
 
 use crate::Signals;
 use calls::{StreamOrders, UnaryOrder};
+use groups::OrderHistograms;
 
 mod calls;
+mod groups;
 mod own_server;
 
 /// `volley lab orders`'s flags.
@@ -88,6 +94,17 @@ pub struct OrdersArgs {
     /// Client threads (default: one per core).
     #[arg(long)]
     pub cpus: Option<usize>,
+
+    /// Run the clients in at least N processes (with the server volley starts: each with a
+    /// server, and a relay across namespaces, of its own). Default: as few as the open-file limit
+    /// allows, one connection per client (two through a relay).
+    #[arg(long, value_name = "N")]
+    pub processes: Option<usize>,
+
+    /// A client group's start: dial, then send the first order at this instant (milliseconds
+    /// since the Unix epoch), and report histograms for the merge. Set by the parent process.
+    #[arg(long, hide = true, value_name = "UNIX_MS")]
+    pub start_at: Option<u64>,
 }
 
 /// One run's figures.
@@ -102,6 +119,10 @@ pub struct OrdersReport {
     pub orders: u64,
     /// TLS on.
     pub tls: bool,
+    /// Client processes the run took (each with its own server and relay when volley started
+    /// them): more than one when the clients did not fit one process's open-file limit.
+    #[serde(default = "one")]
+    pub processes: usize,
     /// Seconds to open every client's connection.
     pub connect_seconds: f64,
     /// Seconds from the first order to the last reply.
@@ -125,6 +146,13 @@ pub struct OrdersReport {
     /// What added that delay: `netem` or `volley lab link`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_by: Option<String>,
+    /// A client group's histograms, for the parent's merge (only with `--start-at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<OrderHistograms>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Selected quantiles, microseconds.
@@ -183,22 +211,23 @@ pub fn run(args: OrdersArgs, signals: Signals) -> Result<()> {
     if args.window == 0 {
         bail!("--window must be at least 1");
     }
+    if args.processes == Some(0) {
+        bail!("--processes must be at least 1");
+    }
     let stream = match args.mode.as_str() {
         "unary" => false,
         "stream" => true,
         other => bail!("--mode must be unary or stream, not {other:?}"),
     };
-    // A connection per client: the seed's 20,000 clients need more descriptors than the
-    // usual soft limit of 1024, and than some machines' hard limit.
-    if let Err((need, limit)) = volley_server::fds::room_for(args.clients as u64) {
-        bail!(
-            "--clients {} needs about {need} open files and this process may open {limit} \
-             (ulimit -Hn; root can raise it)",
-            args.clients
-        );
-    }
     let report = match args.addr.clone() {
-        Some(addr) => measure(&addr, &args, stream)?,
+        Some(addr) => match groups::groups_for(&args, 1) {
+            1 => measure(&addr, &args, stream)?,
+            n => {
+                let shares = groups::split(args.clients, args.count, n);
+                let addrs = vec![addr.as_str(); shares.len()];
+                groups::run_children(&std::env::current_exe()?, None, &args, &shares, &addrs)?
+            }
+        },
         None => own_server::with_own_server(&args, signals)?,
     };
     if args.json {
@@ -212,6 +241,15 @@ pub fn run(args: OrdersArgs, signals: Signals) -> Result<()> {
 /// Runs the clients in this process against `addr`, on the bench engine: one worker per client,
 /// each on its own connection; the engine dials, times and records, the calls below send orders.
 pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<OrdersReport> {
+    // A connection per client: the seed's 20,000 clients need more descriptors than the
+    // usual soft limit of 1024 (the groups above split what one process may not hold).
+    if let Err((need, limit)) = volley_server::fds::room_for(args.clients as u64) {
+        bail!(
+            "--clients {} needs about {need} open files and this process may open {limit} \
+             (ulimit -Hn; root can raise it)",
+            args.clients
+        );
+    }
     let ep = endpoint(addr, args)?;
     let tls = ep.tls.is_some();
     let path = if stream {
@@ -258,7 +296,9 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         stream: StreamOptions::default(),
         name: String::new(),
         shard: None,
-        start_at: None,
+        start_at: args
+            .start_at
+            .map(|ms| std::time::UNIX_EPOCH + Duration::from_millis(ms)),
         abort_on: None,
         client: ClientPath::Fast,
     };
@@ -284,6 +324,7 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         clients,
         orders,
         tls,
+        processes: 1,
         connect_seconds: out.connect.as_secs_f64(),
         elapsed_seconds: elapsed,
         orders_per_second: orders as f64 / elapsed,
@@ -293,6 +334,9 @@ pub(super) fn measure(addr: &str, args: &OrdersArgs, stream: bool) -> Result<Ord
         server_cpu_us_per_order: None,
         netem_delay_us: None,
         delay_by: None,
+        histograms: args
+            .start_at
+            .map(|_| OrderHistograms::of(&rec.probe, round_trip)),
     })
 }
 
@@ -308,7 +352,7 @@ fn text(r: &OrdersReport) -> String {
         "Number of clients {} and number of order transactions {}\n\
          transactions and elapsed time {:.4} in seconds\n\
          \n  {}, {}{}\n  orders/s:        {:.0}\n  client->server:  {}\n  round trip:      {}\n  \
-         connect:         {:.4} s for {} connection(s)\n  client CPU:      {:.2} us per order\n{}",
+         connect:         {:.4} s for {} connection(s){}\n  client CPU:      {:.2} us per order\n{}",
         r.clients,
         r.orders,
         r.elapsed_seconds,
@@ -328,6 +372,11 @@ fn text(r: &OrdersReport) -> String {
         q(&r.round_trip_us),
         r.connect_seconds,
         r.clients,
+        if r.processes > 1 {
+            format!(" in {} processes", r.processes)
+        } else {
+            String::new()
+        },
         r.client_cpu_us_per_order,
         r.server_cpu_us_per_order
             .map(|c| format!("  server CPU:      {c:.2} us per order (whole run)\n"))
@@ -366,6 +415,7 @@ mod tests {
             (["--clients", "0"], "--clients must be at least 1"),
             (["--count", "0"], "--count must be at least 1"),
             (["--window", "0"], "--window must be at least 1"),
+            (["--processes", "0"], "--processes must be at least 1"),
             (
                 ["--mode", "both"],
                 "--mode must be unary or stream, not \"both\"",
@@ -392,6 +442,7 @@ mod tests {
             clients: 2,
             orders: 1000,
             tls: true,
+            processes: 1,
             connect_seconds: 0.01234,
             elapsed_seconds: 0.5,
             orders_per_second: 2000.0,
@@ -411,6 +462,7 @@ mod tests {
             server_cpu_us_per_order: Some(5.678),
             netem_delay_us: Some(250),
             delay_by: Some("netem".into()),
+            histograms: None,
         }
     }
 
