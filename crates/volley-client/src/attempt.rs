@@ -108,6 +108,20 @@ pub struct UnaryReply {
     pub bytes: usize,
 }
 
+impl UnaryReply {
+    /// The reply, or ResourceExhausted when its message is over `max_recv` bytes, worded as
+    /// grpc-go's client words it (ghz prints this).
+    pub fn within(self, max_recv: usize) -> Result<UnaryReply, Status> {
+        let len = self.bytes.saturating_sub(volley_wire::codec::HEADER_LEN);
+        if len > max_recv {
+            return Err(Status::resource_exhausted(format!(
+                "grpc: received message larger than max ({len} vs. {max_recv})"
+            )));
+        }
+        Ok(self)
+    }
+}
+
 // Reached from outside through `load` only.
 #[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// The status for a transport failure, worded as grpc-go words them (ghz prints these).
@@ -195,17 +209,9 @@ pub(crate) async fn attempt_numbered(
         committed,
     };
     let reply = read_reply(resp, keep).await.map_err(not_retried)?;
-    let len = reply.bytes.saturating_sub(volley_wire::codec::HEADER_LEN);
-    if len > head.max_recv {
-        return Err(not_retried((
-            Status::resource_exhausted(format!(
-                "grpc: received message larger than max ({len} vs. {})",
-                head.max_recv
-            )),
-            true,
-        )));
-    }
-    Ok(reply)
+    reply
+        .within(head.max_recv)
+        .map_err(|status| not_retried((status, true)))
 }
 
 /// Reads a response to its status, counting message bytes (and keeping the body's in `keep`

@@ -752,13 +752,46 @@ fn message_limits_template_switches_and_debug_log() {
         a.push(&addr);
         a.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    // Replies over the receive limit fail the calls, as grpc-go's client does.
-    let args = with(&["--max-recv-message-size", "10B", "-O", "json"]);
-    let r: Value = serde_json::from_str(&ok(&mut volley_bench(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    )))
-    .unwrap();
-    assert_eq!(r["statusCodeDistribution"]["ResourceExhausted"], 10);
+    // Replies over the receive limit fail the calls, as grpc-go's client does, on either
+    // client path; a limit the replies fit is no error.
+    for (path, limit, exhausted) in [
+        ("fast", "10B", Some(10)),
+        ("h2", "10B", Some(10)),
+        ("fast", "1KiB", None),
+    ] {
+        let args = with(&["--max-recv-message-size", limit, "-O", "json"]);
+        let mut c = volley_bench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        if path == "h2" {
+            c.env("VOLLEY_BENCH_CLIENT", "h2");
+        }
+        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        assert_eq!(
+            r["statusCodeDistribution"]["ResourceExhausted"].as_u64(),
+            exhausted,
+            "{path} {limit}: {r}"
+        );
+        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
+        assert!(took.starts_with(path), "{path}: took {took}");
+        if exhausted.is_some() {
+            let detail = r["errorDistribution"].to_string();
+            assert!(
+                detail.contains("received message larger than max"),
+                "{detail}"
+            );
+        }
+    }
+    // Keepalive on the fast path: PINGs every 50 ms through a 400 ms run (the server answers
+    // them; one unanswered would fail the connection), every call OK.
+    let mut a: Vec<&str> = base
+        .iter()
+        .copied()
+        .filter(|a| *a != "-n" && *a != "10")
+        .collect();
+    a.extend(["-z", "400ms", "--keepalive", "50ms", "-O", "json", &addr]);
+    let r: Value = serde_json::from_str(&ok(&mut volley_bench(&a))).unwrap();
+    assert_eq!(r["volley"]["clientPath"], "fast", "{r}");
+    let codes = r["statusCodeDistribution"].as_object().unwrap();
+    assert_eq!(codes.keys().collect::<Vec<_>>(), ["OK"], "{r}");
     // A request over the send limit is refused before any load.
     let args = with(&["--max-send-message-size", "2"]);
     let err = one_line_error(&mut volley_bench(

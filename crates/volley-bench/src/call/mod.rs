@@ -75,7 +75,12 @@ pub(crate) async fn call(
                     &own
                 }
             };
-            c.unary(block, body).await.map(|r| r.bytes)
+            // The limit is checked on the whole reply, as the h2 path does (grpc-go refuses
+            // the message once read).
+            c.unary(block, body)
+                .await
+                .and_then(|r| r.within(g.head.max_recv))
+                .map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;

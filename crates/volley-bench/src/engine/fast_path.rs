@@ -33,16 +33,12 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
         "VOLLEY_BENCH_CLIENT=h2"
     } else if g.kind != CallKind::Unary {
         "streaming calls"
-    } else if g.head.max_recv < i32::MAX as usize {
-        "--max-recv-message-size"
     } else if opts.service_config.is_some() {
         "--service-config"
     } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {
         "--strategy per-request or expanding"
     } else if matches!(g.endpoint.target, volley_client::Target::List(_)) {
         "an address list"
-    } else if g.endpoint.keepalive.is_some() {
-        "--keepalive"
     } else {
         return None;
     })

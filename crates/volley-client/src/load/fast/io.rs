@@ -74,7 +74,17 @@ impl FastConnection {
             FastConnection::handshake(io).await
         };
         match tokio::time::timeout(ep.connect_timeout, dial).await {
-            Ok(r) => r,
+            Ok(Ok(conn)) => {
+                if let Some(every) = ep.keepalive {
+                    tokio::task::spawn_local(super::keepalive::keepalive(
+                        Rc::downgrade(&conn.inner),
+                        conn.write.clone(),
+                        every,
+                    ));
+                }
+                Ok(conn)
+            }
+            Ok(Err(e)) => Err(e),
             Err(_) => Err(crate::connection::unavailable(
                 crate::connection::ConnectError::Timeout {
                     target: ep.target.to_string(),

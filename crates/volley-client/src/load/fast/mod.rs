@@ -7,17 +7,19 @@
 //! frames in place and settles calls, the writer sends what calls appended to one buffer, once
 //! per wake (`io`). A call appends its HEADERS (a block encoded once per call head:
 //! `frame::HeaderBlock`) and its DATA, and waits on its slot (`state`). Handled: SETTINGS
-//! (concurrency, windows, frame size, ACK), PING (ACK), GOAWAY (calls past its last stream fail
-//! as never seen, no new calls), RST_STREAM, CONTINUATION, padding, flow control both ways (the
-//! connection's send window is respected; receive windows are opened wide and topped up). Reply
-//! header blocks are decoded by fluke-hpack, keeping its dynamic table. Not handled, and left to
-//! the h2-crate path: streams, request bodies over one frame, server push (refused by SETTINGS).
-//! A call the server never saw is sent once more on a new connection (`redial`).
+//! (concurrency, windows, frame size, ACK), PING (ACK; with keepalive, PINGs of our own:
+//! `keepalive`), GOAWAY (calls past its last stream fail as never seen, no new calls),
+//! RST_STREAM, CONTINUATION, padding, flow control both ways (request bodies wait for the
+//! server's windows; receive windows are opened wide and topped up). Reply header blocks are
+//! decoded by fluke-hpack, keeping its dynamic table. Not handled, and left to the h2-crate
+//! path: streams, server push (refused by SETTINGS). A call the server never saw is sent once
+//! more on a new connection (`redial`).
 
 mod error;
 pub mod frame;
 mod headers;
 mod io;
+mod keepalive;
 mod redial;
 mod state;
 
@@ -491,6 +493,46 @@ mod tests {
             assert_eq!(got, big);
             s.ok(1).await;
             assert!(call.await.unwrap().is_ok());
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn keepalive_pings_and_an_unanswered_one_fails_the_connection() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let every = std::time::Duration::from_millis(50);
+            tokio::task::spawn_local(keepalive::keepalive(
+                std::rc::Rc::downgrade(&conn.inner),
+                conn.write.clone(),
+                every,
+            ));
+            // Answered PINGs keep it open, calls go on.
+            for _ in 0..2 {
+                let (h, p) = s.next(kind::PING).await;
+                assert_eq!((h.flags, p.as_slice()), (0, &b"vly-keep"[..]));
+                s.send(kind::PING, flag::ACK, 0, &p).await;
+            }
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move { c.unary(&block(), body()).await });
+            let (h, _) = s.next(kind::HEADERS).await;
+            s.ok(h.stream).await;
+            assert_eq!(call.await.unwrap().unwrap().bytes, 6);
+            assert!(!conn.is_closed());
+            // An ACK with another payload answers nothing; the call waiting then fails, and the
+            // connection takes no more.
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move { c.unary(&block(), body()).await });
+            let (_, p) = s.next(kind::PING).await;
+            assert_eq!(p.as_slice(), b"vly-keep");
+            s.send(kind::PING, flag::ACK, 0, b"12345678").await;
+            let e = call.await.unwrap().unwrap_err();
+            assert_eq!(e.code(), Code::Unavailable);
+            assert_eq!(
+                e.message(),
+                "connection error: keepalive ping not answered within 50ms"
+            );
+            assert!(conn.is_closed());
         })
         .await;
     }

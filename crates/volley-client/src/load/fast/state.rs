@@ -28,6 +28,9 @@ use crate::UnaryReply;
 /// Receive-window bytes consumed before the connection's window is topped up.
 const TOP_UP: u32 = 1 << 30;
 
+/// The payload of our keepalive PINGs (an ACK with another payload answers none of them).
+const KEEPALIVE_PING: [u8; 8] = *b"vly-keep";
+
 /// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
 pub(super) const MAX_FRAME_IN: usize = DEFAULT_MAX_FRAME_SIZE;
 
@@ -85,6 +88,8 @@ pub(super) struct Inner {
     replied: bool,
     /// The writer task has ended (a failed write, or the socket shut): nothing more is sent.
     writer_gone: bool,
+    /// Keepalive PINGs the server has answered.
+    pongs: u64,
 }
 
 impl Inner {
@@ -110,7 +115,18 @@ impl Inner {
             goaway_last: None,
             replied: false,
             writer_gone: false,
+            pongs: 0,
         }
+    }
+
+    /// Queues a keepalive PING (the writer must be woken).
+    pub(super) fn ping(&mut self) {
+        write(&mut self.out, kind::PING, 0, 0, &KEEPALIVE_PING);
+    }
+
+    /// Keepalive PINGs answered so far.
+    pub(super) fn pongs(&self) -> u64 {
+        self.pongs
     }
 
     /// Whether it takes no new calls (GOAWAY, a closed socket, a protocol error).
@@ -431,6 +447,7 @@ impl Inner {
             kind::PING if h.flags & flag::ACK == 0 && p.len() == 8 => {
                 write(&mut self.out, kind::PING, flag::ACK, 0, p);
             }
+            kind::PING if p == KEEPALIVE_PING => self.pongs += 1,
             kind::GOAWAY if p.len() >= 8 => {
                 let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & STREAM_ID_MASK;
                 self.goaway_last = Some(last);
