@@ -562,14 +562,24 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
         path(&["--call", HELLO, "-d", r#"{"name":"{{.RequestNumber}}"}"#]),
         "fast"
     );
-    assert_eq!(path(&["--call", "api.Users.List"]), "h2 (streaming calls)");
+    // Server streams, a mix holding one, keepalive and a receive limit take the fast path too.
+    assert_eq!(path(&["--call", "api.Users.List"]), "fast");
     assert_eq!(
         path(&["--call", "api.Users.Get:1", "--call", "api.Users.List:1"]),
-        "h2 (streaming calls)"
+        "fast"
+    );
+    assert_eq!(path(&["--call", HELLO, "--keepalive", "10s"]), "fast");
+    assert_eq!(
+        path(&["--call", HELLO, "--max-recv-message-size", "1MiB"]),
+        "fast"
     );
     assert_eq!(
-        path(&["--call", HELLO, "--keepalive", "10s"]),
-        "h2 (--keepalive)"
+        path(&["--call", "orders.OrderService.AddOrder", "-d", "{}"]),
+        "h2 (client and bidi streams)"
+    );
+    assert_eq!(
+        path(&["--call", HELLO, "--strategy", "per-request"]),
+        "h2 (--strategy per-request or expanding)"
     );
 }
 

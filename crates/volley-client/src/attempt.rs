@@ -111,15 +111,22 @@ pub struct UnaryReply {
 impl UnaryReply {
     /// The reply, or ResourceExhausted when its message is over `max_recv` bytes, worded as
     /// grpc-go's client words it (ghz prints this).
+    #[inline]
     pub fn within(self, max_recv: usize) -> Result<UnaryReply, Status> {
         let len = self.bytes.saturating_sub(volley_wire::codec::HEADER_LEN);
         if len > max_recv {
-            return Err(Status::resource_exhausted(format!(
-                "grpc: received message larger than max ({len} vs. {max_recv})"
-            )));
+            return Err(too_large(len, max_recv));
         }
         Ok(self)
     }
+}
+
+/// Kept out of line: every call checks its size, almost none fails.
+#[cold]
+fn too_large(len: usize, max_recv: usize) -> Status {
+    Status::resource_exhausted(format!(
+        "grpc: received message larger than max ({len} vs. {max_recv})"
+    ))
 }
 
 // Reached from outside through `load` only.

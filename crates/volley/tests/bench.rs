@@ -338,27 +338,46 @@ fn streaming_calls_report_message_figures() {
         t.elapsed()
     );
 
+    // Server streams on either client path: the same figures, read to the end or cut at
+    // --stream-call-count (the stream reset, the call OK).
     let users = users_proto();
-    let r = json_run(&[
-        "--insecure",
-        "--proto",
-        &users,
-        "--call",
-        "api.Users.List",
-        "-c",
-        "5",
-        "-n",
-        "50",
-        &addr,
-    ]);
-    assert_eq!(r["statusCodeDistribution"]["OK"], 50);
-    assert_eq!(r["volley"]["streaming"]["messagesReceived"], 500);
-    assert!(
-        !r["volley"]["streaming"]["timeToFirstMessage"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
+    for (path, count, each) in [
+        ("fast", None, 10),
+        ("h2", None, 10),
+        ("fast", Some("3"), 3),
+        ("h2", Some("3"), 3),
+    ] {
+        let mut a = vec!["--insecure", "--proto", &users, "--call", "api.Users.List"];
+        a.extend(["-c", "5", "-n", "50", "-O", "json", &addr]);
+        if let Some(n) = count {
+            a.extend(["--stream-call-count", n]);
+        }
+        let mut c = volley_bench(&a);
+        if path == "h2" {
+            c.env("VOLLEY_BENCH_CLIENT", "h2");
+        }
+        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        assert_valid_report(&r);
+        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
+        assert!(took.starts_with(path), "{path}: took {took}");
+        assert_eq!(
+            r["statusCodeDistribution"]["OK"], 50,
+            "{path} {count:?}: {r}"
+        );
+        assert_eq!(
+            r["volley"]["streaming"]["messagesReceived"],
+            50 * each,
+            "{path} {count:?}"
+        );
+        assert_eq!(r["volley"]["streaming"]["messagesSent"], 50, "{path}");
+        assert!(
+            !r["volley"]["streaming"]["timeToFirstMessage"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{path}"
+        );
+    }
 
     // Reflection instead of --proto, and templated data rendered per call.
     let r = json_run(&[

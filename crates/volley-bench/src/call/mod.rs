@@ -1,5 +1,6 @@
-//! One call of any kind: unary straight through `volley_client::Channel::unary`, streams in
-//! `stream`, plain HTTP requests in `http`, and custom calls handed their connection.
+//! One call of any kind: unary straight through `volley_client::Channel::unary` or the fast
+//! path, streams in `stream`, plain HTTP requests in `http`, and custom calls handed their
+//! connection.
 
 mod http;
 mod stream;
@@ -24,7 +25,8 @@ pub(crate) enum Conn {
     H1(std::rc::Rc<volley_client::load::http1::Http1Connection>),
     /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
     Own(Connection),
-    /// The fast path's connection (unary gRPC calls), dialled again when it closes.
+    /// The fast path's connection (unary and server-streaming gRPC calls), dialled again when it
+    /// closes.
     Fast(std::rc::Rc<volley_client::load::fast::Redialing>),
 }
 
@@ -81,6 +83,12 @@ pub(crate) async fn call(
                 .await
                 .and_then(|r| r.within(g.head.max_recv))
                 .map(|r| r.bytes)
+        }
+        (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::ServerStreaming => {
+            // Boxed, as the h2 path's streams are: the unary future stays small.
+            Box::pin(stream::fast_server_stream(g, opts, c, i, worker_id, rec))
+                .await
+                .map(|()| 0)
         }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;

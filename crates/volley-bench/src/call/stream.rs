@@ -1,6 +1,7 @@
 //! gRPC streams: server streams read to the end (or to `--stream-call-count` /
-//! `--stream-call-duration`), client and bidi streams sent with `--stream-interval` and, for bidi,
-//! replies matched to requests in order for per-message latency.
+//! `--stream-call-duration`), on the fast path or the h2 crate's; client and bidi streams sent
+//! with `--stream-interval` and, for bidi, replies matched to requests in order for per-message
+//! latency.
 
 use std::{cell::RefCell, collections::VecDeque, sync::Arc, time::Instant};
 
@@ -8,7 +9,11 @@ use bytes::Bytes;
 use h2::RecvStream;
 use volley_client::{
     Connection,
-    load::call::{finish, send_message, transport_status},
+    load::{
+        MessageCounter,
+        call::{finish, send_message, transport_status},
+        fast::Redialing,
+    },
 };
 use volley_wire::{Code, Status};
 
@@ -17,50 +22,6 @@ use crate::{
     recorder::Recorder,
     target::{CallKind, GrpcTarget},
 };
-
-/// Counts whole gRPC messages in a byte stream without decoding them.
-#[derive(Default)]
-struct MessageCounter {
-    header: [u8; 5],
-    have: usize,
-    remaining: usize,
-}
-
-impl MessageCounter {
-    /// Feeds bytes; returns how many messages completed.
-    fn push(&mut self, mut b: &[u8]) -> u64 {
-        let mut done = 0;
-        while !b.is_empty() {
-            if self.have < 5 {
-                let take = (5 - self.have).min(b.len());
-                self.header[self.have..self.have + take].copy_from_slice(&b[..take]);
-                self.have += take;
-                b = &b[take..];
-                if self.have == 5 {
-                    self.remaining = u32::from_be_bytes([
-                        self.header[1],
-                        self.header[2],
-                        self.header[3],
-                        self.header[4],
-                    ]) as usize;
-                    if self.remaining == 0 {
-                        done += 1;
-                        self.have = 0;
-                    }
-                }
-            } else {
-                let take = self.remaining.min(b.len());
-                self.remaining -= take;
-                b = &b[take..];
-                if self.remaining == 0 {
-                    done += 1;
-                    self.have = 0;
-                }
-            }
-        }
-        done
-    }
-}
 
 pub(super) async fn stream_call(
     target: &GrpcTarget,
@@ -153,6 +114,44 @@ pub(super) async fn stream_call(
     read_replies(resp, rec, started, None, deadline, limit).await
 }
 
+/// A server stream on the fast path: what the h2 path's records, from the counts its
+/// connection's reader kept (messages, and when the first was in).
+pub(super) async fn fast_server_stream(
+    target: &GrpcTarget,
+    opts: &RunOptions,
+    conn: &Redialing,
+    i: u64,
+    worker_id: &Arc<str>,
+    rec: &RefCell<Recorder>,
+) -> Result<(), Status> {
+    let so = &opts.stream;
+    let started = Instant::now();
+    let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
+    let data = target.call_data(i, worker_id);
+    let body = target
+        .payload
+        .message(i, data.as_ref())
+        .map_err(Status::internal)?;
+    let own;
+    let block = match target.call_metadata(data.as_ref())? {
+        None => &target.block,
+        Some(md) => {
+            own = target.block.with_metadata(&md);
+            &own
+        }
+    };
+    let limit = target.stream_call_count.unwrap_or(so.call_count);
+    rec.borrow_mut().messages_sent += 1;
+    let reply = conn.server_stream(block, body, limit, deadline).await?;
+    let mut r = rec.borrow_mut();
+    if let Some(at) = reply.first_message {
+        r.first_message
+            .saturating_record((at - started).as_nanos().max(1) as u64);
+    }
+    r.messages_received += reply.messages;
+    Ok(())
+}
+
 /// Reads a reply stream to its status, counting messages, recording time to first message and,
 /// when `sent_at` is given, each reply's latency against its request (in order). Stops early (as
 /// OK) after `limit` messages or at `deadline`.
@@ -210,25 +209,5 @@ async fn read_replies(
         None => Err(Status::internal(
             "server closed the stream without trailers",
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_messages_across_chunks() {
-        let mut all = Vec::new();
-        for len in [3usize, 0, 10] {
-            all.push(0u8);
-            all.extend_from_slice(&(len as u32).to_be_bytes());
-            all.extend(std::iter::repeat_n(7u8, len));
-        }
-        for cut in 0..all.len() {
-            let mut c = MessageCounter::default();
-            let n = c.push(&all[..cut]) + c.push(&all[cut..]);
-            assert_eq!(n, 3, "cut {cut}");
-        }
     }
 }

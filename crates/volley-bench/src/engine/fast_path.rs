@@ -31,8 +31,8 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
     };
     Some(if opts.client == ClientPath::H2 {
         "VOLLEY_BENCH_CLIENT=h2"
-    } else if g.kind != CallKind::Unary {
-        "streaming calls"
+    } else if matches!(g.kind, CallKind::ClientStreaming | CallKind::Bidi) {
+        "client and bidi streams"
     } else if opts.service_config.is_some() {
         "--service-config"
     } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {

@@ -1,7 +1,7 @@
-//! The load engine's fast path for unary calls: an HTTP/2 client written for one job, where the
-//! h2 crate's per-stream machinery (a stream store behind a lock, a task wake per frame, HPACK
-//! encoding per call) was most of `volley bench`'s cost per call (BENCHMARKS.md, "The generator
-//! at the limit"). Written here, not taken from a crate, because that cost is the point.
+//! The load engine's fast path for unary and server-streaming calls: an HTTP/2 client written for
+//! one job, where the h2 crate's per-stream machinery (a stream store behind a lock, a task wake per
+//! frame, HPACK encoding per call) was most of `volley bench`'s cost per call (BENCHMARKS.md, "The
+//! generator at the limit"). Written here, not taken from a crate, because that cost is the point.
 //!
 //! One connection is two local tasks on the caller's thread (a `LocalSet`): the reader parses
 //! frames in place and settles calls, the writer sends what calls appended to one buffer, once
@@ -11,10 +11,12 @@
 //! `keepalive`), GOAWAY (calls past its last stream fail as never seen, no new calls),
 //! RST_STREAM, CONTINUATION, padding, flow control both ways (request bodies wait for the
 //! server's windows; receive windows are opened wide and topped up). Reply header blocks are
-//! decoded by fluke-hpack, keeping its dynamic table. Not handled, and left to the h2-crate
-//! path: streams, server push (refused by SETTINGS). A call the server never saw is sent once
+//! decoded by fluke-hpack, keeping its dynamic table. Server streams have their messages counted
+//! as they come (`stream`). Not handled, and left to the h2-crate path: client and bidi
+//! streams, server push (refused by SETTINGS). A call the server never saw is sent once
 //! more on a new connection (`redial`).
 
+mod count;
 mod error;
 pub mod frame;
 mod headers;
@@ -22,6 +24,7 @@ mod io;
 mod keepalive;
 mod redial;
 mod state;
+mod stream;
 
 use std::{cell::RefCell, future::poll_fn, rc::Rc};
 
@@ -29,6 +32,7 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 use volley_wire::Status;
 
+pub use count::StreamReply;
 pub use redial::Redialing;
 
 use self::{error::CallError, frame::HeaderBlock, state::Inner};
@@ -101,7 +105,7 @@ impl FastConnection {
     ) -> Result<UnaryReply, CallError> {
         // Wait for room under the server's concurrency limit.
         poll_fn(|cx| self.inner.borrow_mut().poll_room(cx)).await?;
-        let id = self.inner.borrow_mut().start(block, body)?;
+        let id = self.inner.borrow_mut().start(block, body, None)?;
         self.write.notify_one();
         // The slot is given up if the call is dropped (a deadline): its stream is reset.
         let guard = SlotGuard { conn: self, id };
@@ -533,6 +537,89 @@ mod tests {
                 "connection error: keepalive ping not answered within 50ms"
             );
             assert!(conn.is_closed());
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_server_stream_counts_messages_across_frames_and_stops_where_asked() {
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            // Three messages: the first split over two DATA frames, two in one frame.
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move {
+                c.server_stream(&block(), body(), 0, None).await
+            });
+            let (h, _) = s.next(kind::HEADERS).await;
+            let head = s.block(&[(":status", "200"), ("content-type", "application/grpc")]);
+            s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
+                .await;
+            s.send(kind::DATA, 0, h.stream, &[0, 0, 0, 0, 2, 1]).await;
+            s.send(
+                kind::DATA,
+                0,
+                h.stream,
+                &[2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 9],
+            )
+            .await;
+            let t = s.block(&[("grpc-status", "0")]);
+            s.send(
+                kind::HEADERS,
+                flag::END_HEADERS | flag::END_STREAM,
+                h.stream,
+                &t,
+            )
+            .await;
+            let r = call.await.unwrap().unwrap();
+            assert_eq!(r.messages, 3);
+            assert!(r.first_message.is_some());
+
+            // A limit of two: OK after the second, the stream reset.
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move {
+                c.server_stream(&block(), body(), 2, None).await
+            });
+            let (h, _) = s.next(kind::HEADERS).await;
+            s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
+                .await;
+            s.send(kind::DATA, 0, h.stream, &[0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5])
+                .await;
+            assert_eq!(call.await.unwrap().unwrap().messages, 2);
+            let (rst, p) = s.next(kind::RST_STREAM).await;
+            assert_eq!(
+                (rst.stream, p.as_slice()),
+                (h.stream, &8u32.to_be_bytes()[..])
+            );
+
+            // A deadline: OK with what came, the stream reset.
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move {
+                let at = std::time::Instant::now() + std::time::Duration::from_millis(50);
+                c.server_stream(&block(), body(), 0, Some(at)).await
+            });
+            let (h, _) = s.next(kind::HEADERS).await;
+            s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
+                .await;
+            s.send(kind::DATA, 0, h.stream, &[0, 0, 0, 0, 0]).await;
+            assert_eq!(call.await.unwrap().unwrap().messages, 1);
+            let (rst, _) = s.next(kind::RST_STREAM).await;
+            assert_eq!(rst.stream, h.stream);
+
+            // A failed stream is the server's status, not a count.
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move {
+                c.server_stream(&block(), body(), 0, None).await
+            });
+            let (h, _) = s.next(kind::HEADERS).await;
+            let t = s.block(&[(":status", "200"), ("grpc-status", "5")]);
+            s.send(
+                kind::HEADERS,
+                flag::END_HEADERS | flag::END_STREAM,
+                h.stream,
+                &t,
+            )
+            .await;
+            assert_eq!(call.await.unwrap().unwrap_err().code(), Code::NotFound);
         })
         .await;
     }

@@ -10,7 +10,7 @@ use std::{
 use bytes::Bytes;
 use volley_wire::Status;
 
-use super::{FastConnection, error::CallError, frame::HeaderBlock};
+use super::{FastConnection, StreamReply, error::CallError, frame::HeaderBlock};
 use crate::UnaryReply;
 
 /// The first wait before dialling again after a connection the server closed unanswered; it
@@ -98,6 +98,26 @@ impl Redialing {
         let conn = self.current().await?;
         match conn.call(block, body.clone()).await {
             Err(e) if e.never_seen() => self.current().await?.unary(block, body).await,
+            r => r.map_err(CallError::into_status),
+        }
+    }
+
+    /// One server-streaming call (see [`FastConnection::server_stream`]).
+    pub async fn server_stream(
+        &self,
+        block: &HeaderBlock,
+        body: Bytes,
+        limit: u64,
+        deadline: Option<Instant>,
+    ) -> Result<StreamReply, Status> {
+        let conn = self.current().await?;
+        match conn.stream_call(block, body.clone(), limit, deadline).await {
+            Err(e) if e.never_seen() => {
+                self.current()
+                    .await?
+                    .server_stream(block, body, limit, deadline)
+                    .await
+            }
             r => r.map_err(CallError::into_status),
         }
     }

@@ -5,7 +5,9 @@
 //! slots, GOAWAY, header blocks) reads as one piece.
 
 use std::{
+    cell::RefCell,
     collections::VecDeque,
+    rc::Rc,
     task::{Context, Poll, Waker},
 };
 
@@ -19,6 +21,7 @@ use volley_wire::{
 };
 
 use super::{
+    count::StreamCount,
     error::{CallError, going_away, stream_status},
     frame::{HeaderBlock, padding},
     headers::MAX_HEADER_BLOCK,
@@ -40,8 +43,12 @@ pub(super) enum Slot {
     Waiting {
         waker: Option<Waker>,
         http_status: u16,
-        grpc: Option<(Code, String)>,
+        /// The status the server sent (the message boxed: a slot stays 64 bytes with `stream`;
+        /// slots are moved on every call).
+        grpc: Option<(Code, Box<str>)>,
         bytes: usize,
+        /// A server stream's messages, counted as they come (shared with its caller).
+        stream: Option<Rc<RefCell<StreamCount>>>,
     },
     /// Settled.
     Done(Result<UnaryReply, CallError>),
@@ -195,8 +202,14 @@ impl Inner {
         Poll::Pending
     }
 
-    /// Sends a call (`block` then `body`) on a new stream and gives it a slot; returns the stream.
-    pub(super) fn start(&mut self, block: &HeaderBlock, body: Bytes) -> Result<u32, CallError> {
+    /// Sends a call (`block` then `body`) on a new stream and gives it a slot (counting a
+    /// server stream's messages into `stream`); returns the stream.
+    pub(super) fn start(
+        &mut self,
+        block: &HeaderBlock,
+        body: Bytes,
+        stream: Option<Rc<RefCell<StreamCount>>>,
+    ) -> Result<u32, CallError> {
         let id = self.next_id;
         self.next_id += 2;
         self.open += 1;
@@ -205,6 +218,7 @@ impl Inner {
             http_status: 0,
             grpc: None,
             bytes: 0,
+            stream,
         });
         // A block over the server's frame size (large metadata) goes out as HEADERS then
         // CONTINUATION frames.
@@ -393,8 +407,25 @@ impl Inner {
             kind::DATA => {
                 let pad = padding(h, p)?;
                 self.consumed += h.len as u32;
-                if let Some(Slot::Waiting { bytes, .. }) = self.slot(h.stream) {
-                    *bytes += p.len() - pad.0 - pad.1;
+                let mut enough = false;
+                if let Some(Slot::Waiting { bytes, stream, .. }) = self.slot(h.stream) {
+                    let data = &p[pad.0..p.len() - pad.1];
+                    *bytes += data.len();
+                    if let Some(count) = stream {
+                        enough = count.borrow_mut().push(data);
+                    }
+                }
+                if enough {
+                    // A server stream read as far as the caller wanted: the call ends as OK and
+                    // the rest of the stream is refused, as the h2 path does.
+                    self.settle(h.stream, Ok(UnaryReply::default()));
+                    write(
+                        &mut self.out,
+                        kind::RST_STREAM,
+                        0,
+                        h.stream,
+                        &reason::CANCEL.to_be_bytes(),
+                    );
                 }
                 if self.consumed >= TOP_UP {
                     write(
@@ -519,7 +550,7 @@ impl Inner {
                 *hs = s;
             }
             if let Some(c) = said.grpc_code {
-                *grpc = Some((c, said.message.unwrap_or_default()));
+                *grpc = Some((c, said.message.unwrap_or_default().into_boxed_str()));
             }
         }
         if flags & flag::END_STREAM != 0 {
@@ -542,7 +573,7 @@ impl Inner {
         };
         let result = match (*http_status, grpc.take()) {
             (200, Some((Code::Ok, _))) => Ok(UnaryReply { bytes: *bytes }),
-            (200, Some((code, message))) => Err(Status::new(code, message)),
+            (200, Some((code, message))) => Err(Status::new(code, message.into_string())),
             (200, None) => Err(Status::internal(
                 "server closed the stream without sending trailers",
             )),
@@ -574,7 +605,7 @@ mod tests {
     fn started(n: usize) -> Inner {
         let mut i = Inner::new();
         for _ in 0..n {
-            i.start(&block(), Bytes::from_static(&[0, 0, 0, 0, 0]))
+            i.start(&block(), Bytes::from_static(&[0, 0, 0, 0, 0]), None)
                 .unwrap();
         }
         i
@@ -672,5 +703,15 @@ mod tests {
             (s.code(), s.message()),
             (Code::Unavailable, "transport is closing")
         );
+    }
+}
+
+#[cfg(test)]
+#[cfg(target_pointer_width = "64")]
+mod layout {
+    #[test]
+    fn a_slot_stays_64_bytes() {
+        // Every call pushes one and moves it out when settled: its size is a per-call cost.
+        assert_eq!(std::mem::size_of::<super::Slot>(), 64);
     }
 }

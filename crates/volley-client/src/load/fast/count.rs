@@ -1,0 +1,54 @@
+//! A server stream's counts, kept as its DATA is parsed: shared by the call's slot (the reader
+//! counts) and the call (which reads them at its end, or at its deadline).
+
+use std::time::Instant;
+
+use crate::load::MessageCounter;
+
+/// What a server stream returned, apart from its status.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StreamReply {
+    /// Whole messages received.
+    pub messages: u64,
+    /// When the first one was in (parsed by the connection's reader).
+    pub first_message: Option<Instant>,
+}
+
+/// A server stream's messages as its DATA comes in; shared by the call's slot (the reader
+/// counts) and the call (which reads the counts at its end, or at its deadline).
+#[derive(Debug, Default)]
+pub(super) struct StreamCount {
+    counter: MessageCounter,
+    reply: StreamReply,
+    /// Messages after which the call has what it wanted; 0: no limit.
+    limit: u64,
+}
+
+impl StreamCount {
+    /// Counts the messages `data` completes; true once the limit is reached.
+    pub(super) fn push(&mut self, data: &[u8]) -> bool {
+        let n = self.counter.push(data);
+        if n > 0 {
+            if self.reply.messages == 0 {
+                self.reply.first_message = Some(Instant::now());
+            }
+            self.reply.messages += n;
+        }
+        self.limit > 0 && self.reply.messages >= self.limit
+    }
+}
+
+impl StreamCount {
+    /// Counts until `limit` messages (0: no limit).
+    pub(super) fn new(limit: u64) -> StreamCount {
+        StreamCount {
+            limit,
+            ..StreamCount::default()
+        }
+    }
+
+    /// What came so far.
+    pub(super) fn reply(&self) -> StreamReply {
+        self.reply
+    }
+}
