@@ -541,15 +541,24 @@ mod tests {
         .await;
     }
 
+    /// A server-streaming call on `conn`, running on the test's `LocalSet`.
+    fn stream(
+        conn: &FastConnection,
+        limit: u64,
+        deadline: Option<std::time::Instant>,
+    ) -> tokio::task::JoinHandle<Result<StreamReply, Status>> {
+        let c = conn.clone();
+        tokio::task::spawn_local(
+            async move { c.server_stream(&block(), body(), limit, deadline).await },
+        )
+    }
+
     #[tokio::test]
     async fn a_server_stream_counts_messages_across_frames_and_stops_where_asked() {
         local(async {
             let (conn, mut s) = pair(&[]).await;
             // Three messages: the first split over two DATA frames, two in one frame.
-            let c = conn.clone();
-            let call = tokio::task::spawn_local(async move {
-                c.server_stream(&block(), body(), 0, None).await
-            });
+            let call = stream(&conn, 0, None);
             let (h, _) = s.next(kind::HEADERS).await;
             let head = s.block(&[(":status", "200"), ("content-type", "application/grpc")]);
             s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
@@ -575,10 +584,7 @@ mod tests {
             assert!(r.first_message.is_some());
 
             // A limit of two: OK after the second, the stream reset.
-            let c = conn.clone();
-            let call = tokio::task::spawn_local(async move {
-                c.server_stream(&block(), body(), 2, None).await
-            });
+            let call = stream(&conn, 2, None);
             let (h, _) = s.next(kind::HEADERS).await;
             s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
                 .await;
@@ -592,11 +598,8 @@ mod tests {
             );
 
             // A deadline: OK with what came, the stream reset.
-            let c = conn.clone();
-            let call = tokio::task::spawn_local(async move {
-                let at = std::time::Instant::now() + std::time::Duration::from_millis(50);
-                c.server_stream(&block(), body(), 0, Some(at)).await
-            });
+            let at = std::time::Instant::now() + std::time::Duration::from_millis(50);
+            let call = stream(&conn, 0, Some(at));
             let (h, _) = s.next(kind::HEADERS).await;
             s.send(kind::HEADERS, flag::END_HEADERS, h.stream, &head)
                 .await;
@@ -606,10 +609,7 @@ mod tests {
             assert_eq!(rst.stream, h.stream);
 
             // A failed stream is the server's status, not a count.
-            let c = conn.clone();
-            let call = tokio::task::spawn_local(async move {
-                c.server_stream(&block(), body(), 0, None).await
-            });
+            let call = stream(&conn, 0, None);
             let (h, _) = s.next(kind::HEADERS).await;
             let t = s.block(&[(":status", "200"), ("grpc-status", "5")]);
             s.send(
