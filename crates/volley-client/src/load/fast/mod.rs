@@ -623,4 +623,33 @@ mod tests {
         })
         .await;
     }
+
+    #[tokio::test]
+    async fn a_reply_larger_than_the_first_read_buffer_is_read_whole() {
+        // Sixteen full frames in one write: the reader's buffer (32 KiB at first) grows as
+        // reads fill it, and every frame is parsed.
+        local(async {
+            let (conn, mut s) = pair(&[]).await;
+            let c = conn.clone();
+            let call = tokio::task::spawn_local(async move { c.unary(&block(), body()).await });
+            let (h, _) = s.next(kind::HEADERS).await;
+            let head = s.block(&[(":status", "200")]);
+            let trailers = s.block(&[("grpc-status", "0")]);
+            let mut all = Vec::new();
+            write(&mut all, kind::HEADERS, flag::END_HEADERS, h.stream, &head);
+            for _ in 0..16 {
+                write(&mut all, kind::DATA, 0, h.stream, &[7; 16_384]);
+            }
+            write(
+                &mut all,
+                kind::HEADERS,
+                flag::END_HEADERS | flag::END_STREAM,
+                h.stream,
+                &trailers,
+            );
+            s.io.write_all(&all).await.unwrap();
+            assert_eq!(call.await.unwrap().unwrap().bytes, 16 * 16_384);
+        })
+        .await;
+    }
 }

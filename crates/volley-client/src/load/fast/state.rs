@@ -34,6 +34,10 @@ const TOP_UP: u32 = 1 << 30;
 /// The payload of our keepalive PINGs (an ACK with another payload answers none of them).
 const KEEPALIVE_PING: [u8; 8] = *b"vly-keep";
 
+/// What each of the two buffers of frames to send (this one and the writer's, swapped) holds at
+/// first; they grow with what is sent.
+pub(super) const FIRST_OUT_BUFFER: usize = 8 * 1024;
+
 /// The largest frame the server may send us (we do not raise SETTINGS_MAX_FRAME_SIZE).
 pub(super) const MAX_FRAME_IN: usize = DEFAULT_MAX_FRAME_SIZE;
 
@@ -103,7 +107,7 @@ impl Inner {
     /// A connection's state before the server's SETTINGS.
     pub(super) fn new() -> Inner {
         Inner {
-            out: Vec::with_capacity(64 * 1024),
+            out: Vec::with_capacity(FIRST_OUT_BUFFER),
             slots: VecDeque::new(),
             first_id: 1,
             next_id: 1,
