@@ -63,7 +63,7 @@ pub(super) async fn call(t: &HttpTarget, conn: &Conn) -> Result<usize, Status> {
             status_of(code).map(|()| bytes)
         }
         // The engine dials own connections for custom calls only.
-        Conn::Own(_) | Conn::Fast(_) | Conn::FastPerCall(_) => {
+        Conn::Own(_) | Conn::Fast(_) => {
             Err(Status::internal("plain HTTP runs on a channel or HTTP/1.1"))
         }
     }

@@ -28,9 +28,6 @@ pub(crate) enum Conn {
     /// The fast path's connection (unary and server-streaming gRPC calls), dialled again when it
     /// closes.
     Fast(std::rc::Rc<volley_client::load::fast::Redialing>),
-    /// `--strategy per-request` on the fast path: each call dials its own connection to this
-    /// endpoint, and closes it.
-    FastPerCall(std::rc::Rc<volley_client::Endpoint>),
 }
 
 /// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);
@@ -93,19 +90,6 @@ pub(crate) async fn call(
                 .await
                 .map(|()| 0)
         }
-        (Target::Grpc(_), Conn::FastPerCall(ep)) => {
-            let c = volley_client::load::fast::Redialing::connect((**ep).clone()).await?;
-            // Boxed: the call is this function again, on the new connection.
-            Box::pin(call(
-                target,
-                opts,
-                &Conn::Fast(std::rc::Rc::new(c)),
-                i,
-                worker_id,
-                rec,
-            ))
-            .await
-        }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;
             // Boxed: a stream's future is large, and unary calls (the common case) would carry
@@ -124,10 +108,8 @@ pub(crate) async fn call(
         (Target::Custom(t), Conn::Own(c)) => t.call.call(c, i, rec).await,
         // The engine dials channels for gRPC and own connections for custom calls only.
         (Target::Grpc(_), Conn::H1(_) | Conn::Own(_) | Conn::Fast(_))
-        | (Target::Custom(_), Conn::H1(_) | Conn::H2(_) | Conn::Fast(_) | Conn::FastPerCall(_)) => {
-            Err(Status::internal(
-                "no connection of this kind for this target",
-            ))
-        }
+        | (Target::Custom(_), Conn::H1(_) | Conn::H2(_) | Conn::Fast(_)) => Err(Status::internal(
+            "no connection of this kind for this target",
+        )),
     }
 }

@@ -35,8 +35,8 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
         "client and bidi streams"
     } else if opts.service_config.is_some() {
         "--service-config"
-    } else if matches!(opts.strategy, Strategy::Expanding { .. }) {
-        "--strategy expanding"
+    } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {
+        "--strategy per-request or expanding"
     } else if matches!(g.endpoint.target, volley_client::Target::List(_)) {
         "an address list"
     } else {

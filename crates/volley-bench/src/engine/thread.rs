@@ -127,11 +127,6 @@ async fn dial(
             _ => 1,
         };
         match fast_path::dial(target, n).await {
-            // Per request: that first connection only showed the server can be reached (as the
-            // channel's warm-up does); each call dials its own.
-            Ok(_) if opts.strategy == Strategy::PerRequest => {
-                return vec![(0, Conn::FastPerCall(Rc::new(target.endpoint().clone())))];
-            }
             Ok(out) => return out,
             // A server that accepted and said nothing for the whole connect timeout: the
             // channel would only wait as long again (the run then ends after twice the
