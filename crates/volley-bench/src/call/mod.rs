@@ -51,15 +51,8 @@ pub(crate) async fn call(
                 .map_err(Status::internal)?;
             // One await (a second, per-call metadata's, would grow every call's future): the
             // head is the target's, or made for this call.
-            let own;
-            let head = match g.call_metadata(data.as_ref())? {
-                None => &g.head,
-                Some(md) => {
-                    own = g.head.with_metadata(&md);
-                    &own
-                }
-            };
-            c.unary(head, body).await.map(|r| r.bytes)
+            let head = g.head_for(data.as_ref())?;
+            c.unary(&head, body).await.map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::Unary => {
             let data = g.call_data(i, worker_id);
@@ -69,17 +62,10 @@ pub(crate) async fn call(
                 .map_err(Status::internal)?;
             // One await (a second, per-call metadata's, would grow every call's future): the
             // block is the target's, or made for this call.
-            let own;
-            let block = match g.call_metadata(data.as_ref())? {
-                None => &g.block,
-                Some(md) => {
-                    own = g.block.with_metadata(&md);
-                    &own
-                }
-            };
+            let block = g.block_for(data.as_ref())?;
             // The limit is checked on the whole reply, as the h2 path does (grpc-go refuses
             // the message once read).
-            c.unary(block, body)
+            c.unary(&block, body)
                 .await
                 .and_then(|r| r.within(g.head.max_recv))
                 .map(|r| r.bytes)

@@ -9,11 +9,11 @@ pub mod metadata;
 pub mod mix;
 pub mod payload;
 
-use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
+use std::{borrow::Cow, cell::RefCell, future::Future, pin::Pin, sync::Arc};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
-use volley_client::{CallHead, Connection, Endpoint};
+use volley_client::{CallHead, Connection, Endpoint, load::fast::frame::HeaderBlock};
 use volley_proto::template::CallData;
 use volley_wire::Status;
 
@@ -75,7 +75,7 @@ pub struct GrpcTarget {
     /// Messages per stream call when a mix's entry sets its own (else the run's).
     pub stream_call_count: Option<u64>,
     /// The request head as the fast path sends it (encoded once).
-    pub block: volley_client::load::fast::frame::HeaderBlock,
+    pub block: HeaderBlock,
     /// Metadata rendered per call (`-m` with template actions), sent after the head's.
     pub metadata: Option<Arc<metadata::MetadataTemplate>>,
     /// The call data every call starts from (the method's names), for templates (boxed: it is
@@ -104,6 +104,25 @@ impl GrpcTarget {
             (Some(t), Some(d)) => t.render(d).map(Some).map_err(Status::internal),
             _ => Ok(None),
         }
+    }
+
+    /// The head of a call with `data`: the target's, or one with the call's metadata added.
+    #[inline]
+    pub fn head_for(&self, data: Option<&CallData>) -> Result<Cow<'_, CallHead>, Status> {
+        Ok(match self.call_metadata(data)? {
+            None => Cow::Borrowed(&self.head),
+            Some(md) => Cow::Owned(self.head.with_metadata(&md)),
+        })
+    }
+
+    /// [`Self::head_for`] as the fast path sends it: the target's block, or one with the call's
+    /// metadata appended.
+    #[inline]
+    pub fn block_for(&self, data: Option<&CallData>) -> Result<Cow<'_, HeaderBlock>, Status> {
+        Ok(match self.call_metadata(data)? {
+            None => Cow::Borrowed(&self.block),
+            Some(md) => Cow::Owned(self.block.with_metadata(&md)),
+        })
     }
 }
 

@@ -79,7 +79,7 @@ fn start_margin(largest_group: usize) -> Duration {
 
 /// Runs each share's clients as a child `volley lab orders` against its address (inside the
 /// clients' namespace `ns`, when given), every child starting at one instant after all have
-/// dialled; their merged report.
+/// dialled; their merged report. A single share starts at once and its report is the run's.
 pub(super) fn run_children(
     exe: &Path,
     ns: Option<&str>,
@@ -89,13 +89,19 @@ pub(super) fn run_children(
 ) -> Result<OrdersReport> {
     let largest = shares.iter().map(|s| s.clients).max().unwrap_or(1);
     let start = SystemTime::now() + start_margin(largest);
-    let start_ms = start.duration_since(UNIX_EPOCH)?.as_millis() as u64;
+    let start_ms = (shares.len() > 1)
+        .then(|| {
+            start
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+        })
+        .transpose()?;
     let mut children = Vec::with_capacity(shares.len());
     for (share, addr) in shares.iter().zip(addrs) {
         let mut child_args = args.clone_for_child(addr);
         child_args.clients = share.clients;
         child_args.count = share.count;
-        child_args.start_at = Some(start_ms);
+        child_args.start_at = start_ms;
         let mut c = match ns {
             Some(ns) => crate::netns::Netns::exec(ns, exe),
             None => Command::new(exe),
@@ -117,17 +123,25 @@ pub(super) fn run_children(
         let out = child.wait_with_output()?;
         if !out.status.success() {
             let said = String::from_utf8_lossy(&out.stderr);
-            let last = said.lines().last().unwrap_or("").trim().to_owned();
-            failed.get_or_insert(format!("client group {} of {n}: {last}", i + 1));
+            let why = if n == 1 {
+                said.trim().to_owned()
+            } else {
+                let last = said.lines().last().unwrap_or("").trim();
+                format!("client group {} of {n}: {last}", i + 1)
+            };
+            failed.get_or_insert(why);
             continue;
         }
         reports.push(
             serde_json::from_slice::<OrdersReport>(&out.stdout)
-                .map_err(|e| anyhow!("cannot read client group {}'s report: {e}", i + 1))?,
+                .map_err(|e| anyhow!("cannot read the clients' report (group {}): {e}", i + 1))?,
         );
     }
     if let Some(f) = failed {
         bail!("the clients failed: {f}");
+    }
+    if n == 1 {
+        return Ok(reports.remove(0));
     }
     merge(reports)
 }

@@ -2,9 +2,9 @@
 //! for the run; in a network namespace, the clients in another, with `--netns`), whose CPU time
 //! joins the report. A run split into groups (`groups`) starts a server, and a relay, per group.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::Result;
 
 use super::{OrdersArgs, OrdersReport, groups, measure};
 use crate::{child::Child, netns::Netns};
@@ -80,23 +80,6 @@ pub(super) fn with_own_server(args: &OrdersArgs, signals: crate::Signals) -> Res
         let mut report = match &ns {
             None if shares.len() == 1 => measure(to[0], &client_args, args.mode == "stream")?,
             None => groups::run_children(&exe, None, &client_args, &shares, &to)?,
-            Some(n) if shares.len() == 1 => {
-                let mut c = Netns::exec(&n.client, &exe);
-                c.args(client_args.to_argv())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                let child = c.spawn()?;
-                crate::netns::track(child.id());
-                let out = child.wait_with_output()?;
-                if !out.status.success() {
-                    bail!(
-                        "the clients failed: {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
-                serde_json::from_slice::<OrdersReport>(&out.stdout)
-                    .map_err(|e| anyhow!("cannot read the clients' report: {e}"))?
-            }
             Some(n) => groups::run_children(&exe, Some(&n.client), &client_args, &shares, &to)?,
         };
         let cpu: std::time::Duration = servers.iter().map(Child::cpu).sum();

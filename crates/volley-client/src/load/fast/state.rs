@@ -279,6 +279,12 @@ impl Inner {
         *slot = Slot::Gone;
         self.open -= 1;
         self.forget_body(id);
+        self.cancel(id);
+        true
+    }
+
+    /// Resets stream `id` with CANCEL: its caller wants no more of it.
+    fn cancel(&mut self, id: u32) {
         write(
             &mut self.out,
             kind::RST_STREAM,
@@ -286,7 +292,6 @@ impl Inner {
             id,
             &reason::CANCEL.to_be_bytes(),
         );
-        true
     }
 
     fn slot(&mut self, id: u32) -> Option<&mut Slot> {
@@ -423,13 +428,7 @@ impl Inner {
                     // A server stream read as far as the caller wanted: the call ends as OK and
                     // the rest of the stream is refused, as the h2 path does.
                     self.settle(h.stream, Ok(UnaryReply::default()));
-                    write(
-                        &mut self.out,
-                        kind::RST_STREAM,
-                        0,
-                        h.stream,
-                        &reason::CANCEL.to_be_bytes(),
-                    );
+                    self.cancel(h.stream);
                 }
                 if self.consumed >= TOP_UP {
                     write(
