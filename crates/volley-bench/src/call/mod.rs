@@ -51,8 +51,9 @@ pub(crate) async fn call(
                 .map_err(Status::internal)?;
             // One await (a second, per-call metadata's, would grow every call's future): the
             // head is the target's, or made for this call.
-            let head = g.head_for(data.as_ref())?;
-            c.unary(&head, body).await.map(|r| r.bytes)
+            let mut own = None;
+            let head = g.head_for(data.as_ref(), &mut own)?;
+            c.unary(head, body).await.map(|r| r.bytes)
         }
         (Target::Grpc(g), Conn::Fast(c)) if g.kind == CallKind::Unary => {
             let data = g.call_data(i, worker_id);
@@ -62,10 +63,11 @@ pub(crate) async fn call(
                 .map_err(Status::internal)?;
             // One await (a second, per-call metadata's, would grow every call's future): the
             // block is the target's, or made for this call.
-            let block = g.block_for(data.as_ref())?;
+            let mut own = None;
+            let block = g.block_for(data.as_ref(), &mut own)?;
             // The limit is checked on the whole reply, as the h2 path does (grpc-go refuses
             // the message once read).
-            c.unary(&block, body)
+            c.unary(block, body)
                 .await
                 .and_then(|r| r.within(g.head.max_recv))
                 .map(|r| r.bytes)

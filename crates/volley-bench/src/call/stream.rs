@@ -35,7 +35,7 @@ pub(super) async fn stream_call(
     let started = Instant::now();
     let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
     let data = target.call_data(i, worker_id);
-    let request = target.head_for(data.as_ref())?.request();
+    let request = target.head_for(data.as_ref(), &mut None)?.request();
     let (resp, mut out) = conn.open_stream(request).await?;
 
     let sends_stream = matches!(target.kind, CallKind::ClientStreaming | CallKind::Bidi);
@@ -129,10 +129,11 @@ pub(super) async fn fast_server_stream(
         .payload
         .message(i, data.as_ref())
         .map_err(Status::internal)?;
-    let block = target.block_for(data.as_ref())?;
+    let mut own = None;
+    let block = target.block_for(data.as_ref(), &mut own)?;
     let limit = target.stream_call_count.unwrap_or(so.call_count);
     rec.borrow_mut().messages_sent += 1;
-    let reply = conn.server_stream(&block, body, limit, deadline).await?;
+    let reply = conn.server_stream(block, body, limit, deadline).await?;
     let mut r = rec.borrow_mut();
     if let Some(at) = reply.first_message {
         r.first_message

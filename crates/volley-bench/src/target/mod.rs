@@ -9,7 +9,7 @@ pub mod metadata;
 pub mod mix;
 pub mod payload;
 
-use std::{borrow::Cow, cell::RefCell, future::Future, pin::Pin, sync::Arc};
+use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
@@ -106,22 +106,31 @@ impl GrpcTarget {
         }
     }
 
-    /// The head of a call with `data`: the target's, or one with the call's metadata added.
+    /// The head of a call with `data`: the target's, or one with the call's metadata added,
+    /// made in `own` (a slot on the caller's stack: no `Cow` to test and drop per call).
     #[inline]
-    pub fn head_for(&self, data: Option<&CallData>) -> Result<Cow<'_, CallHead>, Status> {
+    pub fn head_for<'a>(
+        &'a self,
+        data: Option<&CallData>,
+        own: &'a mut Option<CallHead>,
+    ) -> Result<&'a CallHead, Status> {
         Ok(match self.call_metadata(data)? {
-            None => Cow::Borrowed(&self.head),
-            Some(md) => Cow::Owned(self.head.with_metadata(&md)),
+            None => &self.head,
+            Some(md) => own.insert(self.head.with_metadata(&md)),
         })
     }
 
     /// [`Self::head_for`] as the fast path sends it: the target's block, or one with the call's
     /// metadata appended.
     #[inline]
-    pub fn block_for(&self, data: Option<&CallData>) -> Result<Cow<'_, HeaderBlock>, Status> {
+    pub fn block_for<'a>(
+        &'a self,
+        data: Option<&CallData>,
+        own: &'a mut Option<HeaderBlock>,
+    ) -> Result<&'a HeaderBlock, Status> {
         Ok(match self.call_metadata(data)? {
-            None => Cow::Borrowed(&self.block),
-            Some(md) => Cow::Owned(self.block.with_metadata(&md)),
+            None => &self.block,
+            Some(md) => own.insert(self.block.with_metadata(&md)),
         })
     }
 }

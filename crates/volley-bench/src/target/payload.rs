@@ -110,14 +110,22 @@ pub fn call_data(base: &CallData, i: u64, worker_id: &Arc<str>, uuid: bool) -> C
 
 impl Templated {
     /// The one message of compiled template `c`, framed: encoded into this thread's scratch
-    /// buffer and framed from there (one allocation of the exact size), or by the JSON route
-    /// when a value needs it.
+    /// buffer after the five-byte prefix and copied out once (one allocation of the exact size),
+    /// or by the JSON route when a value needs it.
     fn render_one(&self, c: &ProtoTemplate, data: &CallData) -> Result<Bytes, String> {
         let framed = SCRATCH.with(|buf| {
             let mut buf = buf.borrow_mut();
             buf.clear();
-            let done = c.encode(data, &mut buf).map_err(|e| e.to_string())?;
-            Ok::<_, String>(done.then(|| frame(&buf, self.gzip)))
+            buf.extend_from_slice(&[0; 5]);
+            if !c.encode(data, &mut buf).map_err(|e| e.to_string())? {
+                return Ok::<_, String>(None);
+            }
+            if self.gzip {
+                return Ok(Some(frame(&buf[5..], true)));
+            }
+            let len = (buf.len() - 5) as u32;
+            buf[1..5].copy_from_slice(&len.to_be_bytes());
+            Ok(Some(Bytes::copy_from_slice(&buf)))
         })?;
         if let Some(f) = framed {
             return Ok(f);
