@@ -573,9 +573,10 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
         path(&["--call", HELLO, "--max-recv-message-size", "1MiB"]),
         "fast"
     );
+    // Bidi streams too.
     assert_eq!(
         path(&["--call", "orders.OrderService.AddOrder", "-d", "{}"]),
-        "h2 (client and bidi streams)"
+        "fast"
     );
     assert_eq!(
         path(&["--call", HELLO, "--strategy", "per-request"]),

@@ -281,28 +281,88 @@ fn streaming_calls_report_message_figures() {
         .join("proto/orders/order.proto")
         .display()
         .to_string();
-    let r = json_run(&[
-        "--insecure",
-        "--proto",
-        &orders,
-        "--call",
-        "orders.OrderService/AddOrder",
-        "-d",
-        r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
-        "--stream-call-count",
-        "50",
-        "-c",
-        "4",
-        "-n",
-        "40",
-        &addr,
-    ]);
-    assert_eq!(r["statusCodeDistribution"]["OK"], 40);
-    let s = &r["volley"]["streaming"];
-    assert_eq!(s["messagesSent"], 2000);
-    assert_eq!(s["messagesReceived"], 2000);
-    assert!(s["messageLatency"].as_array().unwrap().len() >= 7);
-    assert!(s["receivedPerSecond"].as_f64().unwrap() > 0.0);
+    // Bidi and client streams on either client path: every message sent, each bidi reply
+    // matched to its request for the per-message latency, the client stream's one reply.
+    let testing = workspace().join("proto").display().to_string();
+    let test_proto = workspace()
+        .join("proto/grpc/testing/test.proto")
+        .display()
+        .to_string();
+    for path in ["fast", "h2"] {
+        let mut c = volley_bench(&[
+            "--insecure",
+            "--proto",
+            &orders,
+            "--call",
+            "orders.OrderService/AddOrder",
+            "-d",
+            r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
+            "--stream-call-count",
+            "50",
+            "-c",
+            "4",
+            "-n",
+            "40",
+            "-O",
+            "json",
+            &addr,
+        ]);
+        if path == "h2" {
+            c.env("VOLLEY_BENCH_CLIENT", "h2");
+        }
+        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        assert_valid_report(&r);
+        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
+        assert!(took.starts_with(path), "{path}: took {took}");
+        assert_eq!(r["statusCodeDistribution"]["OK"], 40, "{path}");
+        let s = &r["volley"]["streaming"];
+        assert_eq!(s["messagesSent"], 2000, "{path}");
+        assert_eq!(s["messagesReceived"], 2000, "{path}");
+        let lat = s["messageLatency"].as_array().unwrap();
+        assert!(lat.len() >= 7, "{path}: {lat:?}");
+        assert!(s["receivedPerSecond"].as_f64().unwrap() > 0.0, "{path}");
+
+        // 20 messages of 100,000 bytes per stream, four streams at once: past the streams' and
+        // the connection's 65,535-byte windows, so messages wait for WINDOW_UPDATEs.
+        let big =
+            std::env::temp_dir().join(format!("volley-bench-big-{}.json", std::process::id()));
+        std::fs::write(
+            &big,
+            format!(r#"{{"payload":{{"body":"{}"}}}}"#, "eHh4".repeat(33_334)),
+        )
+        .unwrap();
+        let mut c = volley_bench(&[
+            "--insecure",
+            "--import-paths",
+            &testing,
+            "--proto",
+            &test_proto,
+            "--call",
+            "grpc.testing.TestService/StreamingInputCall",
+            "-D",
+            big.to_str().unwrap(),
+            "--stream-call-count",
+            "20",
+            "-c",
+            "4",
+            "-n",
+            "12",
+            "-O",
+            "json",
+            &addr,
+        ]);
+        if path == "h2" {
+            c.env("VOLLEY_BENCH_CLIENT", "h2");
+        }
+        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        std::fs::remove_file(&big).unwrap();
+        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
+        assert!(took.starts_with(path), "{path}: took {took}");
+        assert_eq!(r["statusCodeDistribution"]["OK"], 12, "{path}: {r}");
+        let s = &r["volley"]["streaming"];
+        assert_eq!(s["messagesSent"], 240, "{path}");
+        assert_eq!(s["messagesReceived"], 12, "{path}");
+    }
 
     // Interval and duration: each stream sends one order every 20 ms and is closed after 300 ms.
     let t = Instant::now();

@@ -78,6 +78,12 @@ pub(crate) async fn call(
                 .await
                 .map(|()| 0)
         }
+        (Target::Grpc(g), Conn::Fast(c)) => {
+            // Client and bidi streams, boxed as the others are.
+            Box::pin(stream::fast_client_stream(g, opts, c, i, worker_id, rec))
+                .await
+                .map(|()| 0)
+        }
         (Target::Grpc(g), Conn::H2(c)) => {
             let lease = c.lease().await?;
             // Boxed: a stream's future is large, and unary calls (the common case) would carry
@@ -95,7 +101,7 @@ pub(crate) async fn call(
         }
         (Target::Custom(t), Conn::Own(c)) => t.call.call(c, i, rec).await,
         // The engine dials channels for gRPC and own connections for custom calls only.
-        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_) | Conn::Fast(_))
+        (Target::Grpc(_), Conn::H1(_) | Conn::Own(_))
         | (Target::Custom(_), Conn::H1(_) | Conn::H2(_) | Conn::Fast(_)) => Err(Status::internal(
             "no connection of this kind for this target",
         )),

@@ -1,6 +1,6 @@
-//! gRPC streams: server streams read to the end (or to `--stream-call-count` /
-//! `--stream-call-duration`), on the fast path or the h2 crate's; client and bidi streams sent
-//! with `--stream-interval` and, for bidi, replies matched to requests in order for per-message
+//! gRPC streams, on the fast path or the h2 crate's: server streams read to the end (or to
+//! `--stream-call-count` / `--stream-call-duration`); client and bidi streams sent with
+//! `--stream-interval` and, for bidi, replies matched to requests in order for per-message
 //! latency.
 
 use std::{cell::RefCell, collections::VecDeque, sync::Arc, time::Instant};
@@ -141,6 +141,112 @@ pub(super) async fn fast_server_stream(
     }
     r.messages_received += reply.messages;
     Ok(())
+}
+
+/// A client or bidi stream on the fast path: what [`stream_call`] does on the h2 path, with the
+/// replies counted (and, for bidi, their arrivals stamped) by the connection's reader.
+pub(super) async fn fast_client_stream(
+    target: &GrpcTarget,
+    opts: &RunOptions,
+    conn: &Redialing,
+    i: u64,
+    worker_id: &Arc<str>,
+    rec: &RefCell<Recorder>,
+) -> Result<(), Status> {
+    let so = &opts.stream;
+    let started = Instant::now();
+    let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
+    let data = target.call_data(i, worker_id);
+    let messages = target
+        .payload
+        .messages(i, data.as_ref())
+        .map_err(Status::internal)?;
+    if messages.is_empty() {
+        return Err(Status::internal("no data to stream"));
+    }
+    let count = match target.stream_call_count.unwrap_or(so.call_count) {
+        0 => messages.len() as u64,
+        n => n,
+    };
+    let bidi = target.kind == CallKind::Bidi;
+    let mut own = None;
+    let block = target.block_for(data.as_ref(), &mut own)?;
+    let mut stream = conn.open_stream(block, bidi).await?;
+    // Bidi: each reply's latency against its request, in order, as they come.
+    let mut sent_at = Vec::new();
+    let mut arrivals = Vec::new();
+    let mut matched = 0;
+    let n = messages.len() as u64;
+    for k in 0..count {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let msg = if so.dynamic_messages {
+            // Each message rendered from call data of its own (a fresh UUID and time).
+            let fresh = target.call_data(i, worker_id);
+            target
+                .payload
+                .messages(i, fresh.as_ref())
+                .map_err(Status::internal)?
+                .swap_remove((k % n) as usize)
+        } else {
+            messages[(k % n) as usize].clone()
+        };
+        if bidi {
+            sent_at.push(Instant::now());
+        }
+        if !stream.send(msg).await {
+            // The server has answered (or reset) already: its status ends the call.
+            sent_at.pop();
+            break;
+        }
+        rec.borrow_mut().messages_sent += 1;
+        if bidi {
+            stream.take_arrivals(&mut arrivals);
+            record_latencies(rec, &sent_at, &mut arrivals, &mut matched);
+        }
+        if !so.interval.is_zero() && k + 1 < count {
+            tokio::time::sleep(so.interval).await;
+        }
+    }
+    // Bidi reads to the deadline as the h2 path's reader does; a client stream's one reply
+    // is waited for.
+    let result = stream.finish(if bidi { deadline } else { None }).await;
+    let reply = result?;
+    let mut r = rec.borrow_mut();
+    if bidi {
+        if let Some(at) = reply.first_message {
+            r.first_message
+                .saturating_record((at - started).as_nanos().max(1) as u64);
+        }
+        drop(r);
+        stream.take_arrivals(&mut arrivals);
+        record_latencies(rec, &sent_at, &mut arrivals, &mut matched);
+        r = rec.borrow_mut();
+    }
+    r.messages_received += reply.messages;
+    Ok(())
+}
+
+/// Records each reply arrived in `arrivals` against the request it answers (the `matched`-th
+/// sent, in order), and empties `arrivals`.
+fn record_latencies(
+    rec: &RefCell<Recorder>,
+    sent_at: &[Instant],
+    arrivals: &mut Vec<Instant>,
+    matched: &mut usize,
+) {
+    if arrivals.is_empty() {
+        return;
+    }
+    let mut r = rec.borrow_mut();
+    for at in arrivals.drain(..) {
+        if let Some(sent) = sent_at.get(*matched) {
+            r.message_latency
+                .saturating_record((at - *sent).as_nanos().max(1) as u64);
+        }
+        *matched += 1;
+    }
 }
 
 /// Reads a reply stream to its status, counting messages, recording time to first message and,

@@ -11,11 +11,12 @@ use volley_wire::Status;
 use crate::{
     call::Conn,
     plan::options::{ClientPath, RunOptions},
-    target::{CallKind, Target},
+    target::Target,
 };
 
-/// Why a run's calls do not take the fast path (`None`: they do). The fast path serves unary
-/// gRPC (any data: fixed, templated or NDJSON, of any size; per-call metadata included) on one
+/// Why a run's calls do not take the fast path (`None`: they do). The fast path serves gRPC
+/// calls of every kind (any data: fixed, templated or NDJSON, of any size; per-call metadata
+/// included) on one
 /// or a pool of connections to one address; what it lacks is the h2-crate path's
 /// (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
 /// connections).
@@ -31,8 +32,6 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
     };
     Some(if opts.client == ClientPath::H2 {
         "VOLLEY_BENCH_CLIENT=h2"
-    } else if matches!(g.kind, CallKind::ClientStreaming | CallKind::Bidi) {
-        "client and bidi streams"
     } else if opts.service_config.is_some() {
         "--service-config"
     } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {

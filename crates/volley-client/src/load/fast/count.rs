@@ -1,5 +1,6 @@
-//! A server stream's counts, kept as its DATA is parsed: shared by the call's slot (the reader
-//! counts) and the call (which reads them at its end, or at its deadline).
+//! A stream's reply counts, kept as its DATA is parsed: shared by the call's slot (the reader
+//! counts) and the call (which reads them at its end, or at its deadline; a bidi stream's
+//! arrival times as it goes).
 
 use std::time::Instant;
 
@@ -22,6 +23,9 @@ pub(super) struct StreamCount {
     reply: StreamReply,
     /// Messages after which the call has what it wanted; 0: no limit.
     limit: u64,
+    /// When each reply message came, since the caller last took them (bidi streams, for
+    /// per-message latency); `None`: not kept.
+    arrivals: Option<Vec<Instant>>,
 }
 
 impl StreamCount {
@@ -29,8 +33,14 @@ impl StreamCount {
     pub(super) fn push(&mut self, data: &[u8]) -> bool {
         let n = self.counter.push(data);
         if n > 0 {
-            if self.reply.messages == 0 {
-                self.reply.first_message = Some(Instant::now());
+            if self.reply.messages == 0 || self.arrivals.is_some() {
+                let now = Instant::now();
+                if self.reply.messages == 0 {
+                    self.reply.first_message = Some(now);
+                }
+                if let Some(a) = &mut self.arrivals {
+                    a.extend(std::iter::repeat_n(now, n as usize));
+                }
             }
             self.reply.messages += n;
         }
@@ -44,6 +54,21 @@ impl StreamCount {
         StreamCount {
             limit,
             ..StreamCount::default()
+        }
+    }
+
+    /// Counts every message, stamping each one's arrival (see [`Self::take_arrivals`]).
+    pub(super) fn stamped() -> StreamCount {
+        StreamCount {
+            arrivals: Some(Vec::new()),
+            ..StreamCount::default()
+        }
+    }
+
+    /// Moves the arrival times stamped since the last call into `into` (none when not stamped).
+    pub(super) fn take_arrivals(&mut self, into: &mut Vec<Instant>) {
+        if let Some(a) = &mut self.arrivals {
+            into.append(a);
         }
     }
 

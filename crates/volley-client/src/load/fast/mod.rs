@@ -1,4 +1,4 @@
-//! The load engine's fast path for unary and server-streaming calls: an HTTP/2 client written for
+//! The load engine's fast path for unary and streaming calls: an HTTP/2 client written for
 //! one job, where the h2 crate's per-stream machinery (a stream store behind a lock, a task wake per
 //! frame, HPACK encoding per call) was most of `volley bench`'s cost per call (BENCHMARKS.md, "The
 //! generator at the limit"). Written here, not taken from a crate, because that cost is the point.
@@ -12,10 +12,11 @@
 //! RST_STREAM, CONTINUATION, padding, flow control both ways (request bodies wait for the
 //! server's windows; receive windows are opened wide and topped up). Reply header blocks are
 //! decoded by fluke-hpack, keeping its dynamic table. Server streams have their messages counted
-//! as they come (`stream`). Not handled, and left to the h2-crate path: client and bidi
-//! streams, server push (refused by SETTINGS). A call the server never saw is sent once
-//! more on a new connection (`redial`).
+//! as they come (`stream`); client and bidi streams send their messages one DATA frame each as
+//! the caller gives them (`client_stream`). Not handled: server push (refused by SETTINGS). A
+//! call the server never saw is sent once more on a new connection (`redial`).
 
+mod client_stream;
 mod count;
 mod error;
 pub mod frame;
@@ -32,6 +33,7 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 use volley_wire::Status;
 
+pub use client_stream::OpenStream;
 pub use count::StreamReply;
 pub use redial::Redialing;
 
@@ -142,13 +144,13 @@ mod tests {
     };
 
     /// The server's end: reads the client's frames, writes crafted ones.
-    struct Server {
+    pub(super) struct Server {
         io: DuplexStream,
         enc: fluke_hpack::Encoder<'static>,
     }
 
     impl Server {
-        async fn frame(&mut self) -> (Head, Vec<u8>) {
+        pub(super) async fn frame(&mut self) -> (Head, Vec<u8>) {
             let mut h = [0u8; 9];
             self.io.read_exact(&mut h).await.unwrap();
             let head = Head::read(&h);
@@ -158,7 +160,7 @@ mod tests {
         }
 
         /// The next frame of `kind`, skipping others (SETTINGS ACKs, WINDOW_UPDATEs).
-        async fn next(&mut self, want: u8) -> (Head, Vec<u8>) {
+        pub(super) async fn next(&mut self, want: u8) -> (Head, Vec<u8>) {
             loop {
                 let f = self.frame().await;
                 if f.0.kind == want {
@@ -167,19 +169,19 @@ mod tests {
             }
         }
 
-        async fn send(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+        pub(super) async fn send(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
             let mut out = Vec::new();
             write(&mut out, kind, flags, stream, payload);
             self.io.write_all(&out).await.unwrap();
         }
 
-        fn block(&mut self, fields: &[(&str, &str)]) -> Vec<u8> {
+        pub(super) fn block(&mut self, fields: &[(&str, &str)]) -> Vec<u8> {
             self.enc
                 .encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())))
         }
 
         /// A whole OK reply on `stream`: headers, one message, trailers.
-        async fn ok(&mut self, stream: u32) {
+        pub(super) async fn ok(&mut self, stream: u32) {
             let h = self.block(&[(":status", "200"), ("content-type", "application/grpc")]);
             self.send(kind::HEADERS, flag::END_HEADERS, stream, &h)
                 .await;
@@ -196,7 +198,7 @@ mod tests {
     }
 
     /// A connection and its server, with the preface read and `settings` sent.
-    async fn pair(settings: &[(u16, u32)]) -> (FastConnection, Server) {
+    pub(super) async fn pair(settings: &[(u16, u32)]) -> (FastConnection, Server) {
         let (client, server) = tokio::io::duplex(1 << 20);
         let mut s = Server {
             io: server,
@@ -230,15 +232,15 @@ mod tests {
         );
     }
 
-    fn block() -> HeaderBlock {
+    pub(super) fn block() -> HeaderBlock {
         HeaderBlock::of(&crate::CallHead::new("http", "x:1", "/a.B/C", &[], None, false).unwrap())
     }
 
-    fn body() -> Bytes {
+    pub(super) fn body() -> Bytes {
         Bytes::from_static(&[0, 0, 0, 0, 0])
     }
 
-    async fn local<F: std::future::Future>(f: F) -> F::Output {
+    pub(super) async fn local<F: std::future::Future>(f: F) -> F::Output {
         tokio::task::LocalSet::new().run_until(f).await
     }
 

@@ -10,7 +10,7 @@ use std::{
 use bytes::Bytes;
 use volley_wire::Status;
 
-use super::{FastConnection, StreamReply, error::CallError, frame::HeaderBlock};
+use super::{FastConnection, OpenStream, StreamReply, error::CallError, frame::HeaderBlock};
 use crate::UnaryReply;
 
 /// The first wait before dialling again after a connection the server closed unanswered; it
@@ -118,6 +118,21 @@ impl Redialing {
                     .server_stream(block, body, limit, deadline)
                     .await
             }
+            r => r.map_err(CallError::into_status),
+        }
+    }
+
+    /// Opens a client or bidi stream (see [`FastConnection::open_stream`]). A stream the
+    /// server refuses or a GOAWAY passes over once it is open fails as its call; only a
+    /// connection already closed is dialled again first.
+    pub async fn open_stream(
+        &self,
+        block: &HeaderBlock,
+        stamp: bool,
+    ) -> Result<OpenStream, Status> {
+        let conn = self.current().await?;
+        match conn.open(block, stamp).await {
+            Err(e) if e.never_seen() => self.current().await?.open_stream(block, stamp).await,
             r => r.map_err(CallError::into_status),
         }
     }

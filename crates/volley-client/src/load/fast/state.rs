@@ -60,11 +60,13 @@ pub(super) enum Slot {
     Gone,
 }
 
-/// A request body waiting for window: what is left of it, and its stream's send window.
+/// A request body waiting for window: what is left of it, its stream's send window, and whether
+/// it ends the stream (a client stream's messages do not, but its last, empty, part).
 struct Pending {
     stream: u32,
     body: Bytes,
     window: i64,
+    end: bool,
 }
 
 /// One connection's state.
@@ -86,6 +88,12 @@ pub(super) struct Inner {
     max_frame: usize,
     /// Request bodies not yet wholly sent, in the order their calls started.
     blocked: VecDeque<Pending>,
+    /// Client and bidi streams still sending, with their send windows (a unary call's body is
+    /// its first and last, so its window is the initial one). Stale while the stream has a
+    /// body in `blocked`, whose window is written back here when it is sent.
+    sending: Vec<(u32, i64)>,
+    /// Client streams waiting for their message to leave `blocked`.
+    flush_waiters: Vec<Waker>,
     /// Received DATA bytes not yet returned to the server by WINDOW_UPDATE.
     consumed: u32,
     /// A header block being read (HEADERS, then CONTINUATION), and its stream and flags.
@@ -119,6 +127,8 @@ impl Inner {
             stream_window: i64::from(DEFAULT_WINDOW),
             max_frame: DEFAULT_MAX_FRAME_SIZE,
             blocked: VecDeque::new(),
+            sending: Vec::new(),
+            flush_waiters: Vec::new(),
             consumed: 0,
             partial: None,
             decoder: fluke_hpack::Decoder::new(),
@@ -214,6 +224,48 @@ impl Inner {
         body: Bytes,
         stream: Option<Rc<RefCell<StreamCount>>>,
     ) -> Result<u32, CallError> {
+        let id = self.head(block, stream);
+        self.send_body(id, body);
+        Ok(id)
+    }
+
+    /// Opens a client or bidi stream (`block`, no body yet), its replies counted into `stream`;
+    /// its messages follow with [`Self::send_message`].
+    pub(super) fn open_stream(
+        &mut self,
+        block: &HeaderBlock,
+        stream: Rc<RefCell<StreamCount>>,
+    ) -> u32 {
+        let id = self.head(block, Some(stream));
+        self.sending.push((id, self.stream_window));
+        id
+    }
+
+    /// Sends one part of open stream `id`'s body (`end`: the last); false when the call has
+    /// settled (nothing is sent).
+    pub(super) fn send_message(&mut self, id: u32, body: Bytes, end: bool) -> bool {
+        if !matches!(self.slot(id), Some(Slot::Waiting { .. })) {
+            return false;
+        }
+        self.send_part(id, body, end);
+        true
+    }
+
+    /// Ready once open stream `id` has no part waiting for window: true, or false when its
+    /// call has settled.
+    pub(super) fn poll_flushed(&mut self, id: u32, cx: &mut Context<'_>) -> Poll<bool> {
+        if !matches!(self.slot(id), Some(Slot::Waiting { .. })) {
+            return Poll::Ready(false);
+        }
+        if self.blocked.iter().any(|p| p.stream == id) {
+            self.flush_waiters.push(cx.waker().clone());
+            return Poll::Pending;
+        }
+        Poll::Ready(true)
+    }
+
+    /// Gives a stream its slot and sends its HEADERS; returns its id.
+    fn head(&mut self, block: &HeaderBlock, stream: Option<Rc<RefCell<StreamCount>>>) -> u32 {
         let id = self.next_id;
         self.next_id += 2;
         self.open += 1;
@@ -240,8 +292,7 @@ impl Inner {
         if block.0.is_empty() {
             write(&mut self.out, kind::HEADERS, flag::END_HEADERS, id, &[]);
         }
-        self.send_data(id, body);
-        Ok(id)
+        id
     }
 
     /// Ready with stream `id`'s result once it is settled (its slot is then given up).
@@ -340,9 +391,10 @@ impl Inner {
         }
     }
 
-    /// Sends `body` on `stream` (ended with END_STREAM) as far as the windows let it, in
-    /// frames of at most the server's frame size; the rest waits for WINDOW_UPDATEs.
-    fn send_data(&mut self, stream: u32, body: Bytes) {
+    /// Sends a unary or server-streaming call's `body` on `stream` (its first and last, ended
+    /// with END_STREAM) as far as the windows let it, in frames of at most the server's frame
+    /// size; the rest waits for WINDOW_UPDATEs.
+    fn send_body(&mut self, stream: u32, body: Bytes) {
         let whole = self.blocked.is_empty()
             && body.len() <= self.max_frame
             && body.len() as i64 <= self.send_window.min(self.stream_window);
@@ -356,6 +408,37 @@ impl Inner {
             stream,
             body,
             window: self.stream_window,
+            end: true,
+        });
+        self.unblock();
+    }
+
+    /// [`Self::send_body`] for a part of an open client stream's body (`end`: the last), under
+    /// the window the stream has left.
+    fn send_part(&mut self, stream: u32, body: Bytes, end: bool) {
+        let Some(k) = self.sending.iter().position(|s| s.0 == stream) else {
+            return;
+        };
+        let window = self.sending[k].1;
+        let whole = self.blocked.is_empty()
+            && body.len() <= self.max_frame
+            && body.len() as i64 <= self.send_window.min(window);
+        if whole {
+            self.send_window -= body.len() as i64;
+            let flags = if end { flag::END_STREAM } else { 0 };
+            write(&mut self.out, kind::DATA, flags, stream, &body);
+            if end {
+                self.sending.swap_remove(k);
+            } else {
+                self.sending[k].1 -= body.len() as i64;
+            }
+            return;
+        }
+        self.blocked.push_back(Pending {
+            stream,
+            body,
+            window,
+            end,
         });
         self.unblock();
     }
@@ -376,10 +459,22 @@ impl Inner {
             p.window -= n as i64;
             self.send_window -= n as i64;
             let last = p.body.is_empty();
-            let flags = if last { flag::END_STREAM } else { 0 };
+            let flags = if last && p.end { flag::END_STREAM } else { 0 };
             write(&mut self.out, kind::DATA, flags, p.stream, &chunk);
             if last {
-                self.blocked.pop_front();
+                let Some(p) = self.blocked.pop_front() else {
+                    break;
+                };
+                if let Some(k) = self.sending.iter().position(|s| s.0 == p.stream) {
+                    if p.end {
+                        self.sending.swap_remove(k);
+                    } else {
+                        self.sending[k].1 = p.window;
+                    }
+                }
+                for w in self.flush_waiters.drain(..) {
+                    w.wake();
+                }
             }
         }
     }
@@ -388,6 +483,13 @@ impl Inner {
     fn forget_body(&mut self, id: u32) {
         if !self.blocked.is_empty() {
             self.blocked.retain(|p| p.stream != id);
+        }
+        if !self.sending.is_empty() {
+            self.sending.retain(|s| s.0 != id);
+            // A client stream waiting for window learns its call has ended.
+            for w in self.flush_waiters.drain(..) {
+                w.wake();
+            }
         }
     }
 
@@ -500,6 +602,8 @@ impl Inner {
                     self.send_window += i64::from(inc);
                 } else if let Some(p) = self.blocked.iter_mut().find(|p| p.stream == h.stream) {
                     p.window += i64::from(inc);
+                } else if let Some(s) = self.sending.iter_mut().find(|s| s.0 == h.stream) {
+                    s.1 += i64::from(inc);
                 }
                 self.unblock();
             }
@@ -523,6 +627,9 @@ impl Inner {
                     let delta = i64::from(v) - self.stream_window;
                     for p in &mut self.blocked {
                         p.window += delta;
+                    }
+                    for s in &mut self.sending {
+                        s.1 += delta;
                     }
                     self.stream_window = i64::from(v);
                 }

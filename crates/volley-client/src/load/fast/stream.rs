@@ -1,7 +1,7 @@
 //! Server-streaming calls on the fast path: one request, the replies' messages counted as the
 //! reader parses their DATA (never decoded), the first one's arrival stamped, until the status,
 //! a number of messages, or a deadline; the last two end the call as OK and reset its stream,
-//! as the h2-crate path does. (Client and bidi streams stay on the h2-crate path.)
+//! as the h2-crate path does. (Client and bidi streams: `client_stream`.)
 
 use std::{cell::RefCell, future::poll_fn, rc::Rc, time::Instant};
 
