@@ -62,10 +62,17 @@ enum Next<B> {
 
 /// Initialize the connection with this amount of write buffer.
 ///
-/// volley: 16 KiB upstream. The buffer grows when a larger frame is encoded (BytesMut
-/// reserves as it is written; `has_capacity` needs only `min_buffer_capacity`), so a small
-/// start costs an idle connection less and a busy one nothing after its first large write.
+/// volley: 16 KiB upstream. The buffer grows as frames are encoded into it (BytesMut reserves
+/// as it is written), up to [`BUFFER_CAPACITY`] before a flush is due, so a small start costs
+/// an idle connection less and a busy one nothing after its first burst.
 const INITIAL_BUFFER_CAPACITY: usize = 2 * 1_024;
+
+/// volley: what frames are buffered up to before `poll_ready` flushes them: upstream's initial
+/// capacity, which upstream's `has_capacity` measured against the buffer's own capacity. With
+/// the smaller start that flushed every ~1.8 KiB and the buffer never grew: twice the writes of
+/// upstream h2 per unary call under load (strace: 12,520 writev for 200,000 calls at 8 x 32,
+/// against 6,344).
+const BUFFER_CAPACITY: usize = 16 * 1_024;
 
 /// Chain payloads bigger than this when vectored I/O is enabled. The remote
 /// will never advertise a max frame size less than this (well, the spec says
@@ -308,8 +315,9 @@ where
     }
 
     fn has_capacity(&self) -> bool {
+        // volley: at least BUFFER_CAPACITY, not the buffer's own (smaller at first) capacity.
         self.next.is_none()
-            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
+            && (self.buf.get_ref().capacity().max(BUFFER_CAPACITY) - self.buf.get_ref().len()
                 >= self.min_buffer_capacity)
     }
 
