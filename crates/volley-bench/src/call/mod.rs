@@ -25,7 +25,7 @@ pub(crate) enum Conn {
     H1(std::rc::Rc<volley_client::load::http1::Http1Connection>),
     /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
     Own(Connection),
-    /// The fast path's connection (unary and server-streaming gRPC calls), dialled again when it
+    /// The fast path's connection (gRPC calls of every kind), dialled again when it
     /// closes.
     Fast(std::rc::Rc<volley_client::load::fast::Redialing>),
 }
