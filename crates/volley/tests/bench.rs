@@ -51,6 +51,18 @@ fn path_of(want: &str) -> String {
     }
 }
 
+/// A JSON run of `volley bench` on client `path` ("fast", or "h2" through
+/// `VOLLEY_BENCH_CLIENT`), asserted to have taken it.
+fn json_run_on(path: &str, args: &[&str]) -> Value {
+    let mut c = volley_bench(args);
+    if path == "h2" {
+        c.env("VOLLEY_BENCH_CLIENT", "h2");
+    }
+    let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+    assert_took(path, r["volley"]["clientPath"].as_str().unwrap_or_default());
+    r
+}
+
 /// Asserts a run took the client `path` ("fast" or "h2") asked of it (every run takes the h2
 /// crate when it is forced).
 fn assert_took(path: &str, took: &str) {
@@ -311,31 +323,28 @@ fn streaming_calls_report_message_figures() {
         .display()
         .to_string();
     for path in ["fast", "h2"] {
-        let mut c = volley_bench(&[
-            "--insecure",
-            "--proto",
-            &orders,
-            "--call",
-            "orders.OrderService/AddOrder",
-            "-d",
-            r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
-            "--stream-call-count",
-            "50",
-            "-c",
-            "4",
-            "-n",
-            "40",
-            "-O",
-            "json",
-            &addr,
-        ]);
-        if path == "h2" {
-            c.env("VOLLEY_BENCH_CLIENT", "h2");
-        }
-        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        let r = json_run_on(
+            path,
+            &[
+                "--insecure",
+                "--proto",
+                &orders,
+                "--call",
+                "orders.OrderService/AddOrder",
+                "-d",
+                r#"[{"instrumentID": 1, "price": 10}, {"instrumentID": 2, "price": 11}]"#,
+                "--stream-call-count",
+                "50",
+                "-c",
+                "4",
+                "-n",
+                "40",
+                "-O",
+                "json",
+                &addr,
+            ],
+        );
         assert_valid_report(&r);
-        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
-        assert_took(path, took);
         assert_eq!(r["statusCodeDistribution"]["OK"], 40, "{path}");
         let s = &r["volley"]["streaming"];
         assert_eq!(s["messagesSent"], 2000, "{path}");
@@ -353,33 +362,30 @@ fn streaming_calls_report_message_figures() {
             format!(r#"{{"payload":{{"body":"{}"}}}}"#, "eHh4".repeat(33_334)),
         )
         .unwrap();
-        let mut c = volley_bench(&[
-            "--insecure",
-            "--import-paths",
-            &testing,
-            "--proto",
-            &test_proto,
-            "--call",
-            "grpc.testing.TestService/StreamingInputCall",
-            "-D",
-            big.to_str().unwrap(),
-            "--stream-call-count",
-            "20",
-            "-c",
-            "4",
-            "-n",
-            "12",
-            "-O",
-            "json",
-            &addr,
-        ]);
-        if path == "h2" {
-            c.env("VOLLEY_BENCH_CLIENT", "h2");
-        }
-        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        let r = json_run_on(
+            path,
+            &[
+                "--insecure",
+                "--import-paths",
+                &testing,
+                "--proto",
+                &test_proto,
+                "--call",
+                "grpc.testing.TestService/StreamingInputCall",
+                "-D",
+                big.to_str().unwrap(),
+                "--stream-call-count",
+                "20",
+                "-c",
+                "4",
+                "-n",
+                "12",
+                "-O",
+                "json",
+                &addr,
+            ],
+        );
         std::fs::remove_file(&big).unwrap();
-        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
-        assert_took(path, took);
         assert_eq!(r["statusCodeDistribution"]["OK"], 12, "{path}: {r}");
         let s = &r["volley"]["streaming"];
         assert_eq!(s["messagesSent"], 240, "{path}");
@@ -434,14 +440,8 @@ fn streaming_calls_report_message_figures() {
         if let Some(n) = count {
             a.extend(["--stream-call-count", n]);
         }
-        let mut c = volley_bench(&a);
-        if path == "h2" {
-            c.env("VOLLEY_BENCH_CLIENT", "h2");
-        }
-        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        let r = json_run_on(path, &a);
         assert_valid_report(&r);
-        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
-        assert_took(path, took);
         assert_eq!(
             r["statusCodeDistribution"]["OK"], 50,
             "{path} {count:?}: {r}"
@@ -873,18 +873,12 @@ fn message_limits_template_switches_and_debug_log() {
         ("fast", "1KiB", None),
     ] {
         let args = with(&["--max-recv-message-size", limit, "-O", "json"]);
-        let mut c = volley_bench(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        if path == "h2" {
-            c.env("VOLLEY_BENCH_CLIENT", "h2");
-        }
-        let r: Value = serde_json::from_str(&ok(&mut c)).unwrap();
+        let r = json_run_on(path, &args.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(
             r["statusCodeDistribution"]["ResourceExhausted"].as_u64(),
             exhausted,
             "{path} {limit}: {r}"
         );
-        let took = r["volley"]["clientPath"].as_str().unwrap_or_default();
-        assert_took(path, took);
         if exhausted.is_some() {
             let detail = r["errorDistribution"].to_string();
             assert!(

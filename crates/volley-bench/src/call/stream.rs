@@ -15,6 +15,7 @@ use volley_client::{
         fast::Redialing,
     },
 };
+use volley_proto::template::CallData;
 use volley_wire::{Code, Status};
 
 use crate::{
@@ -42,35 +43,14 @@ pub(super) async fn stream_call(
     let sent_at: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
     let matched = target.kind == CallKind::Bidi;
     if sends_stream {
-        let messages = target
-            .payload
-            .messages(i, data.as_ref())
-            .map_err(Status::internal)?;
-        if messages.is_empty() {
-            return Err(Status::internal("no data to stream"));
-        }
-        let count = match target.stream_call_count.unwrap_or(so.call_count) {
-            0 => messages.len() as u64,
-            n => n,
-        };
+        let (messages, count) = outgoing(target, opts, i, data.as_ref())?;
         // Bidi: read replies while sending, so that per-message latency is measured as they come.
         let writer = async {
             for k in 0..count {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
                 }
-                let n = messages.len() as u64;
-                let msg = if so.dynamic_messages {
-                    // Each message rendered from call data of its own (a fresh UUID and time).
-                    let fresh = target.call_data(i, worker_id);
-                    target
-                        .payload
-                        .messages(i, fresh.as_ref())
-                        .map_err(Status::internal)?
-                        .swap_remove((k % n) as usize)
-                } else {
-                    messages[(k % n) as usize].clone()
-                };
+                let msg = message_k(target, opts, i, worker_id, &messages, k)?;
                 if matched {
                     sent_at.borrow_mut().push_back(Instant::now());
                 }
@@ -157,17 +137,7 @@ pub(super) async fn fast_client_stream(
     let started = Instant::now();
     let deadline = (!so.call_duration.is_zero()).then(|| started + so.call_duration);
     let data = target.call_data(i, worker_id);
-    let messages = target
-        .payload
-        .messages(i, data.as_ref())
-        .map_err(Status::internal)?;
-    if messages.is_empty() {
-        return Err(Status::internal("no data to stream"));
-    }
-    let count = match target.stream_call_count.unwrap_or(so.call_count) {
-        0 => messages.len() as u64,
-        n => n,
-    };
+    let (messages, count) = outgoing(target, opts, i, data.as_ref())?;
     let bidi = target.kind == CallKind::Bidi;
     let mut own = None;
     let block = target.block_for(data.as_ref(), &mut own)?;
@@ -176,22 +146,11 @@ pub(super) async fn fast_client_stream(
     let mut sent_at = Vec::new();
     let mut arrivals = Vec::new();
     let mut matched = 0;
-    let n = messages.len() as u64;
     for k in 0..count {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let msg = if so.dynamic_messages {
-            // Each message rendered from call data of its own (a fresh UUID and time).
-            let fresh = target.call_data(i, worker_id);
-            target
-                .payload
-                .messages(i, fresh.as_ref())
-                .map_err(Status::internal)?
-                .swap_remove((k % n) as usize)
-        } else {
-            messages[(k % n) as usize].clone()
-        };
+        let msg = message_k(target, opts, i, worker_id, &messages, k)?;
         if bidi {
             sent_at.push(Instant::now());
         }
@@ -226,6 +185,48 @@ pub(super) async fn fast_client_stream(
     }
     r.messages_received += reply.messages;
     Ok(())
+}
+
+/// A client or bidi stream's messages (call `i`'s data) and how many it sends:
+/// `--stream-call-count`, else each message once.
+fn outgoing(
+    target: &GrpcTarget,
+    opts: &RunOptions,
+    i: u64,
+    data: Option<&CallData>,
+) -> Result<(Vec<Bytes>, u64), Status> {
+    let messages = target.payload.messages(i, data).map_err(Status::internal)?;
+    if messages.is_empty() {
+        return Err(Status::internal("no data to stream"));
+    }
+    let count = match target.stream_call_count.unwrap_or(opts.stream.call_count) {
+        0 => messages.len() as u64,
+        n => n,
+    };
+    Ok((messages, count))
+}
+
+/// Message `k` of a client or bidi stream: the messages in turn, or with
+/// `--stream-dynamic-messages` each one rendered from call data of its own (a fresh UUID and
+/// time).
+fn message_k(
+    target: &GrpcTarget,
+    opts: &RunOptions,
+    i: u64,
+    worker_id: &Arc<str>,
+    messages: &[Bytes],
+    k: u64,
+) -> Result<Bytes, Status> {
+    let n = messages.len() as u64;
+    if !opts.stream.dynamic_messages {
+        return Ok(messages[(k % n) as usize].clone());
+    }
+    let fresh = target.call_data(i, worker_id);
+    Ok(target
+        .payload
+        .messages(i, fresh.as_ref())
+        .map_err(Status::internal)?
+        .swap_remove((k % n) as usize))
 }
 
 /// Records each reply arrived in `arrivals` against the request it answers (the `matched`-th
