@@ -170,18 +170,15 @@ pub(super) async fn fast_client_stream(
     }
     // Bidi reads to the deadline as the h2 path's reader does; a client stream's one reply
     // is waited for.
-    let result = stream.finish(if bidi { deadline } else { None }).await;
-    let reply = result?;
-    let mut r = rec.borrow_mut();
+    let reply = stream.finish(if bidi { deadline } else { None }).await?;
     if bidi {
-        if let Some(at) = reply.first_message {
-            r.first_message
-                .saturating_record((at - started).as_nanos().max(1) as u64);
-        }
-        drop(r);
         stream.take_arrivals(&mut arrivals);
         record_latencies(rec, &sent_at, &mut arrivals, &mut matched);
-        r = rec.borrow_mut();
+    }
+    let mut r = rec.borrow_mut();
+    if let (true, Some(at)) = (bidi, reply.first_message) {
+        r.first_message
+            .saturating_record((at - started).as_nanos().max(1) as u64);
     }
     r.messages_received += reply.messages;
     Ok(())

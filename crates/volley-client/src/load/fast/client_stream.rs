@@ -67,12 +67,18 @@ impl OpenStream {
     /// Sends one framed message, once the message before it has left; false when the call has
     /// already ended (the server answered or reset it: [`Self::finish`] says how).
     pub async fn send(&mut self, message: Bytes) -> bool {
+        self.part(message, false).await
+    }
+
+    /// Sends a part of the stream's body (`end`: the last) once the part before has left;
+    /// false when the call has already ended.
+    async fn part(&self, body: Bytes, end: bool) -> bool {
         let id = self.id;
         let inner = &self.conn.inner;
         if !poll_fn(|cx| inner.borrow_mut().poll_flushed(id, cx)).await {
             return false;
         }
-        let sent = inner.borrow_mut().send_message(id, message, false);
+        let sent = inner.borrow_mut().send_message(id, body, end);
         self.conn.write.notify_one();
         sent
     }
@@ -86,20 +92,11 @@ impl OpenStream {
     /// Ends the stream's sending half and reads the call to its status; or, as OK with what came,
     /// to `deadline` (the stream is then reset, as the h2-crate path does).
     pub async fn finish(&mut self, deadline: Option<Instant>) -> Result<StreamReply, Status> {
-        let id = self.id;
-        let inner = &self.conn.inner;
-        if poll_fn(|cx| inner.borrow_mut().poll_flushed(id, cx)).await {
-            inner.borrow_mut().send_message(id, Bytes::new(), true);
-            self.conn.write.notify_one();
-        }
-        let settled = poll_fn(|cx| inner.borrow_mut().poll_settled(id, cx));
-        let result = match deadline {
-            None => settled.await,
-            Some(d) => match tokio::time::timeout_at(d.into(), settled).await {
-                Ok(r) => r,
-                // Dropping the stream resets it.
-                Err(_) => return Ok(self.count.borrow().reply()),
-            },
+        // A call already ended sends no end: its status is read below.
+        self.part(Bytes::new(), true).await;
+        let Some(result) = self.conn.settled_by(self.id, deadline).await else {
+            // Dropping the stream resets it.
+            return Ok(self.count.borrow().reply());
         };
         self.settled = true;
         result

@@ -15,7 +15,7 @@ pub struct StreamReply {
     pub first_message: Option<Instant>,
 }
 
-/// A server stream's messages as its DATA comes in; shared by the call's slot (the reader
+/// A stream's reply messages as its DATA comes in; shared by the call's slot (the reader
 /// counts) and the call (which reads the counts at its end, or at its deadline).
 #[derive(Debug, Default)]
 pub(super) struct StreamCount {
@@ -46,9 +46,7 @@ impl StreamCount {
         }
         self.limit > 0 && self.reply.messages >= self.limit
     }
-}
 
-impl StreamCount {
     /// Counts until `limit` messages (0: no limit).
     pub(super) fn new(limit: u64) -> StreamCount {
         StreamCount {

@@ -427,11 +427,7 @@ impl Inner {
             self.send_window -= body.len() as i64;
             let flags = if end { flag::END_STREAM } else { 0 };
             write(&mut self.out, kind::DATA, flags, stream, &body);
-            if end {
-                self.sending.swap_remove(k);
-            } else {
-                self.sending[k].1 -= body.len() as i64;
-            }
+            self.part_sent(stream, end, window - body.len() as i64);
             return;
         }
         self.blocked.push_back(Pending {
@@ -462,19 +458,24 @@ impl Inner {
             let flags = if last && p.end { flag::END_STREAM } else { 0 };
             write(&mut self.out, kind::DATA, flags, p.stream, &chunk);
             if last {
-                let Some(p) = self.blocked.pop_front() else {
-                    break;
-                };
-                if let Some(k) = self.sending.iter().position(|s| s.0 == p.stream) {
-                    if p.end {
-                        self.sending.swap_remove(k);
-                    } else {
-                        self.sending[k].1 = p.window;
-                    }
-                }
+                let (stream, end, window) = (p.stream, p.end, p.window);
+                self.blocked.pop_front();
+                self.part_sent(stream, end, window);
                 for w in self.flush_waiters.drain(..) {
                     w.wake();
                 }
+            }
+        }
+    }
+
+    /// A part of `stream`'s body has gone with `window` left: a client stream keeps that
+    /// window, or, its last part gone, leaves `sending` (a unary body is in neither).
+    fn part_sent(&mut self, stream: u32, end: bool, window: i64) {
+        if let Some(k) = self.sending.iter().position(|s| s.0 == stream) {
+            if end {
+                self.sending.swap_remove(k);
+            } else {
+                self.sending[k].1 = window;
             }
         }
     }
