@@ -94,9 +94,15 @@ impl OpenStream {
     pub async fn finish(&mut self, deadline: Option<Instant>) -> Result<StreamReply, Status> {
         // A call already ended sends no end: its status is read below.
         self.part(Bytes::new(), true).await;
-        let Some(result) = self.conn.settled_by(self.id, deadline).await else {
-            // Dropping the stream resets it.
-            return Ok(self.count.borrow().reply());
+        let (id, inner) = (self.id, &self.conn.inner);
+        let settled = poll_fn(|cx| inner.borrow_mut().poll_settled(id, cx));
+        let result = match deadline {
+            None => settled.await,
+            Some(d) => match tokio::time::timeout_at(d.into(), settled).await {
+                Ok(r) => r,
+                // Dropping the stream resets it.
+                Err(_) => return Ok(self.count.borrow().reply()),
+            },
         };
         self.settled = true;
         result

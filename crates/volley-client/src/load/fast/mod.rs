@@ -27,7 +27,7 @@ mod redial;
 mod state;
 mod stream;
 
-use std::{cell::RefCell, future::poll_fn, rc::Rc, time::Instant};
+use std::{cell::RefCell, future::poll_fn, rc::Rc};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -114,22 +114,6 @@ impl FastConnection {
         let result = poll_fn(|cx| self.inner.borrow_mut().poll_settled(id, cx)).await;
         std::mem::forget(guard);
         result
-    }
-}
-
-impl FastConnection {
-    /// Waits for stream `id`'s result; `None` when `deadline` comes first (a stream call then
-    /// ends as OK with what came, and gives its slot up: the stream is reset).
-    async fn settled_by(
-        &self,
-        id: u32,
-        deadline: Option<Instant>,
-    ) -> Option<Result<UnaryReply, CallError>> {
-        let settled = poll_fn(|cx| self.inner.borrow_mut().poll_settled(id, cx));
-        match deadline {
-            None => Some(settled.await),
-            Some(d) => tokio::time::timeout_at(d.into(), settled).await.ok(),
-        }
     }
 }
 

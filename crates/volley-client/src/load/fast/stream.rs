@@ -47,10 +47,18 @@ impl FastConnection {
             .start(block, body, Some(count.clone()))?;
         self.write.notify_one();
         let guard = SlotGuard { conn: self, id };
-        let Some(result) = self.settled_by(id, deadline).await else {
-            // The deadline ends the call as OK with what came; the guard resets the stream.
-            drop(guard);
-            return Ok(count.borrow().reply());
+        let settled = poll_fn(|cx| self.inner.borrow_mut().poll_settled(id, cx));
+        let result = match deadline {
+            None => settled.await,
+            Some(d) => match tokio::time::timeout_at(d.into(), settled).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // The deadline ends the call as OK with what came; the guard resets the
+                    // stream.
+                    drop(guard);
+                    return Ok(count.borrow().reply());
+                }
+            },
         };
         std::mem::forget(guard);
         result.map(|_| count.borrow().reply())
