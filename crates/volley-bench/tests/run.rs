@@ -594,7 +594,11 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
     );
     assert_eq!(
         path(&["--call", HELLO, "--strategy", "per-request"]),
-        path_of("h2 (--strategy per-request or expanding)")
+        path_of("fast")
+    );
+    assert_eq!(
+        path(&["--call", HELLO, "--strategy", "expanding:4"]),
+        path_of("h2 (--strategy expanding)")
     );
 }
 

@@ -93,3 +93,57 @@ fn many_calls_in_flight_on_one_connection_are_all_answered() {
         }
     });
 }
+
+/// `--strategy per-request` on the fast path (`Redialing::per_call`): each call dials a
+/// connection of its own, and the connection is closed once the call is answered. Counted by a
+/// TCP relay in front of the server.
+#[test]
+fn per_call_connections_are_one_per_call_and_closed_after_it() {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+    use volley_client::{Endpoint, load::fast::Redialing};
+
+    let server = VOLLEY.serve(&[]);
+    let upstream = server.addr();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let relay = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = relay.local_addr().unwrap().to_string();
+        let (opened, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (o, c) = (opened.clone(), closed.clone());
+        tokio::task::spawn_local(async move {
+            while let Ok((mut client, _)) = relay.accept().await {
+                o.fetch_add(1, Ordering::SeqCst);
+                let c = c.clone();
+                tokio::task::spawn_local(async move {
+                    let mut server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    c.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        let conn = Redialing::per_call(Endpoint::from_target_str(&addr).unwrap());
+        let get = block(&addr, "/api.Users/Get");
+        let body: Bytes = frame(&GetUserRequest { id: 228 });
+        for k in 1..=5 {
+            let r = conn.unary(&get, body.clone()).await.expect("an OK reply");
+            assert!(r.bytes > 5, "a framed User: {} bytes", r.bytes);
+            assert_eq!(opened.load(Ordering::SeqCst), k, "a connection per call");
+        }
+        let waited = std::time::Instant::now();
+        while closed.load(Ordering::SeqCst) < 5 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(5),
+                "{} of 5 connections closed",
+                closed.load(Ordering::SeqCst)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+}

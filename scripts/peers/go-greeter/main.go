@@ -1,5 +1,5 @@
-// A default grpc-go server of helloworld.Greeter and api.Users (the seed's user service): the
-// reference volley's server is measured against.
+// A default grpc-go server of helloworld.Greeter, api.Users (the seed's user service) and grpc-go's
+// own interop grpc.testing.TestService: the reference volley's server is measured against.
 // Usage: go-greeter -addr 127.0.0.1:0 (prints "listening on ADDR" once ready).
 package main
 
@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/grpc"
 	pb "google.golang.org/grpc/examples/helloworld/helloworld"
+	"google.golang.org/grpc/interop"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"volley.local/peers/go-greeter/api"
 )
 
@@ -54,6 +56,9 @@ func main() {
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, server{})
 	api.RegisterUsersServer(s, users{})
+	// grpc-go's own grpc.testing.TestService (the one its interop server runs), for the payload
+	// rows: UnaryCall answers a payload of the requested size.
+	testgrpc.RegisterTestServiceServer(s, interop.NewTestServer())
 	fmt.Fprintf(os.Stderr, "listening on %s\n", lis.Addr())
 	if err := s.Serve(lis); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -16,10 +16,9 @@ use crate::{
 
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves gRPC
 /// calls of every kind (any data: fixed, templated or NDJSON, of any size; per-call metadata
-/// included) on one
-/// or a pool of connections to one address; what it lacks is the h2-crate path's
-/// (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
-/// connections).
+/// included) on one connection, a pool, or one per call (`--strategy per-request`) to one
+/// address; what it lacks is the h2-crate path's (`docs/bench.md`). A mix takes it when each
+/// of its entries would (they share the run's connections).
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     if let Target::Mix(m) = target {
         return m.entries().iter().find_map(|e| match &e.target {
@@ -34,8 +33,8 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
         "VOLLEY_BENCH_CLIENT=h2"
     } else if opts.service_config.is_some() {
         "--service-config"
-    } else if !matches!(opts.strategy, Strategy::Single | Strategy::Pool(_)) {
-        "--strategy per-request or expanding"
+    } else if matches!(opts.strategy, Strategy::Expanding { .. }) {
+        "--strategy expanding"
     } else if matches!(g.endpoint.target, volley_client::Target::List(_)) {
         "an address list"
     } else {
@@ -44,8 +43,17 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
 }
 
 /// `n` fast connections (a thread's share of a pool, else one); when one cannot be made, why,
-/// and whether its dial ran out the connect timeout.
-pub(super) async fn dial(target: &Target, n: usize) -> Result<Vec<(usize, Conn)>, (Status, bool)> {
+/// and whether its dial ran out the connect timeout. With `--strategy per-request` (`per_call`),
+/// none: each call dials its own.
+pub(super) async fn dial(
+    target: &Target,
+    n: usize,
+    per_call: bool,
+) -> Result<Vec<(usize, Conn)>, (Status, bool)> {
+    if per_call {
+        let c = Redialing::per_call(target.endpoint().clone());
+        return Ok(vec![(0, Conn::Fast(Rc::new(c)))]);
+    }
     let mut out = Vec::new();
     for k in 0..n {
         let began = Instant::now();

@@ -126,7 +126,8 @@ async fn dial(
             Strategy::Pool(n) => n,
             _ => 1,
         };
-        match fast_path::dial(target, n).await {
+        let per_call = opts.strategy == Strategy::PerRequest;
+        match fast_path::dial(target, n, per_call).await {
             Ok(out) => return out,
             // A server that accepted and said nothing for the whole connect timeout: the
             // channel would only wait as long again (the run then ends after twice the

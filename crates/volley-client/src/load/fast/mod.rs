@@ -11,7 +11,7 @@
 //! `keepalive`), GOAWAY (calls past its last stream fail as never seen, no new calls),
 //! RST_STREAM, CONTINUATION, padding, flow control both ways (request bodies wait for the
 //! server's windows; receive windows are opened wide and topped up). Reply header blocks are
-//! decoded by fluke-hpack, keeping its dynamic table. Server streams have their messages counted
+//! decoded by `hpack` (our own, keeping the connection's dynamic table). Server streams have their messages counted
 //! as they come (`stream`); client and bidi streams send their messages one DATA frame each as
 //! the caller gives them (`client_stream`). Not handled: server push (refused by SETTINGS). A
 //! call the server never saw is sent once more on a new connection (`redial`).
@@ -21,6 +21,7 @@ mod count;
 mod error;
 pub mod frame;
 mod headers;
+mod hpack;
 mod io;
 mod keepalive;
 mod redial;

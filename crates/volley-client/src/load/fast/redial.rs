@@ -1,6 +1,7 @@
 //! A fast-path connection that is dialled again when it stops taking calls, and a call the
 //! server never saw sent once more on the new one. Redials after a connection that closed
-//! before the server answered any call, or after a failed dial, back off.
+//! before the server answered any call, or after a failed dial, back off. Or, per call, a
+//! connection of its own (`--strategy per-request`).
 
 use std::{
     cell::{Cell, RefCell},
@@ -31,7 +32,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// connection's (or dial's) status; a connection the server answered on resets the wait.
 pub struct Redialing {
     ep: crate::Endpoint,
-    conn: RefCell<FastConnection>,
+    /// None: each call dials a connection of its own, closed when the call ends.
+    conn: Option<RefCell<FastConnection>>,
     /// The wait before the next dial after an unanswered connection (zero: none yet).
     delay: Cell<Duration>,
     /// No dial before this (the last connection closed unanswered, or a dial failed).
@@ -46,15 +48,31 @@ impl Redialing {
         let conn = FastConnection::connect(&ep).await?;
         Ok(Redialing {
             ep,
-            conn: RefCell::new(conn),
+            conn: Some(RefCell::new(conn)),
             delay: Cell::new(Duration::ZERO),
             until: Cell::new(None),
             failed: RefCell::new(None),
         })
     }
 
+    /// Each call on a connection of its own, dialled for it (none is dialled now): the
+    /// connection closes once the call's last handle on it goes. A dial that fails fails its
+    /// call, as the h2-crate path's per-request calls do, with no backoff.
+    pub fn per_call(ep: crate::Endpoint) -> Redialing {
+        Redialing {
+            ep,
+            conn: None,
+            delay: Cell::new(Duration::ZERO),
+            until: Cell::new(None),
+            failed: RefCell::new(None),
+        }
+    }
+
     async fn current(&self) -> Result<FastConnection, Status> {
-        let conn = self.conn.borrow().clone();
+        let Some(cell) = &self.conn else {
+            return FastConnection::connect(&self.ep).await;
+        };
+        let conn = cell.borrow().clone();
         let Some(why) = conn.closed_by() else {
             return Ok(conn);
         };
@@ -73,7 +91,7 @@ impl Redialing {
         match FastConnection::connect(&self.ep).await {
             Ok(fresh) => {
                 *self.failed.borrow_mut() = None;
-                *self.conn.borrow_mut() = fresh.clone();
+                *cell.borrow_mut() = fresh.clone();
                 Ok(fresh)
             }
             Err(e) => {

@@ -98,7 +98,7 @@ pub(super) struct Inner {
     consumed: u32,
     /// A header block being read (HEADERS, then CONTINUATION), and its stream and flags.
     partial: Option<(u32, u8, Vec<u8>)>,
-    decoder: fluke_hpack::Decoder<'static>,
+    decoder: super::hpack::Decoder,
     /// Set when the connection cannot take new calls, with why.
     closed: Option<CallError>,
     /// The highest stream a GOAWAY let through.
@@ -131,7 +131,7 @@ impl Inner {
             flush_waiters: Vec::new(),
             consumed: 0,
             partial: None,
-            decoder: fluke_hpack::Decoder::new(),
+            decoder: super::hpack::Decoder::default(),
             closed: None,
             goaway_last: None,
             replied: false,
