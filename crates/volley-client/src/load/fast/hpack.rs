@@ -539,6 +539,48 @@ mod tests {
         assert_eq!(out, input);
     }
 
+    /// Another encoder's blocks, in sequence on one table: fluke-hpack's encoder indexes each
+    /// new name with its value and refers back to what it indexed; values up to 700 octets and
+    /// hundreds of names make the table evict.
+    #[test]
+    fn a_peer_encoders_blocks_decode_to_what_it_encoded() {
+        // Names in the static table (a literal value, not indexed), and up to 300 new names
+        // (indexed with their value when first seen, then referred to by index).
+        let statics: [&[u8]; 4] = [b":status", b"content-type", b"date", b"set-cookie"];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut enc = fluke_hpack::Encoder::new();
+        let mut dec = Decoder::default();
+        let mut evicted = false;
+        for _ in 0..3000 {
+            let fields: Vec<(Vec<u8>, Vec<u8>)> = (0..1 + next(6))
+                .map(|_| {
+                    let name = match next(8) {
+                        k @ 0..4 => statics[k as usize].to_vec(),
+                        _ => format!("x-{}", next(300)).into_bytes(),
+                    };
+                    // Few distinct values, so that whole fields repeat and are indexed.
+                    let len = [0, 1, 3, 20, 700][next(5) as usize];
+                    let value = vec![b'a' + next(3) as u8; len];
+                    (name, value)
+                })
+                .collect();
+            let block = enc.encode(fields.iter().map(|(n, v)| (&n[..], &v[..])));
+            let mut got = Vec::new();
+            dec.decode(&block, |n, v| got.push((n.to_vec(), v.to_vec())))
+                .unwrap();
+            assert_eq!(got, fields);
+            assert!(dec.size <= dec.max);
+            evicted |= dec.size + 732 > dec.max;
+        }
+        assert!(evicted, "the table never came near full");
+    }
+
     #[test]
     fn bad_blocks_are_errors_not_panics() {
         let cases: &[(&[u8], &str)] = &[
