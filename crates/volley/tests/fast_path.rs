@@ -103,7 +103,7 @@ fn per_call_connections_are_one_per_call_and_closed_after_it() {
         Arc,
         atomic::{AtomicUsize, Ordering},
     };
-    use volley_client::{Endpoint, load::fast::Redialing};
+    use volley_client::{Endpoint, Policy, load::fast::Redialing};
 
     let server = VOLLEY.serve(&[]);
     let upstream = server.addr();
@@ -128,7 +128,8 @@ fn per_call_connections_are_one_per_call_and_closed_after_it() {
                 });
             }
         });
-        let conn = Redialing::per_call(Endpoint::from_target_str(&addr).unwrap());
+        let conn =
+            Redialing::per_call(Endpoint::from_target_str(&addr).unwrap(), Policy::PickFirst);
         let get = block(&addr, "/api.Users/Get");
         let body: Bytes = frame(&GetUserRequest { id: 228 });
         for k in 1..=5 {

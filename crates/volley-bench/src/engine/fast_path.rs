@@ -5,7 +5,7 @@
 
 use std::{rc::Rc, time::Instant};
 
-use volley_client::{Strategy, load::fast::Redialing};
+use volley_client::{Policy, Strategy, load::fast::Redialing};
 use volley_wire::Status;
 
 use crate::{
@@ -16,8 +16,9 @@ use crate::{
 
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves gRPC
 /// calls of every kind (any data: fixed, templated or NDJSON, of any size; per-call metadata
-/// included) on one connection, a pool, or one per call (`--strategy per-request`) to one
-/// address; what it lacks is the h2-crate path's (`docs/bench.md`). A mix takes it when each
+/// included) on one connection, a pool, or one per call (`--strategy per-request`), to one
+/// address or over a list of them (`--lb-strategy`); what it lacks is the h2-crate path's
+/// (`docs/bench.md`). A mix takes it when each
 /// of its entries would (they share the run's connections).
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     if let Target::Mix(m) = target {
@@ -26,17 +27,15 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
             _ => Some("an HTTP request in the mix"),
         });
     }
-    let Target::Grpc(g) = target else {
+    if !matches!(target, Target::Grpc(_)) {
         return Some("not a gRPC method");
-    };
+    }
     Some(if opts.client == ClientPath::H2 {
         "VOLLEY_BENCH_CLIENT=h2"
     } else if opts.service_config.is_some() {
         "--service-config"
     } else if matches!(opts.strategy, Strategy::Expanding { .. }) {
         "--strategy expanding"
-    } else if matches!(g.endpoint.target, volley_client::Target::List(_)) {
-        "an address list"
     } else {
         return None;
     })
@@ -44,20 +43,22 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
 
 /// `n` fast connections (a thread's share of a pool, else one); when one cannot be made, why,
 /// and whether its dial ran out the connect timeout. With `--strategy per-request` (`per_call`),
-/// none: each call dials its own.
+/// none: each call dials its own. Over an address list, each is a connection per address, the
+/// calls spread by `lb`.
 pub(super) async fn dial(
     target: &Target,
     n: usize,
     per_call: bool,
+    lb: Policy,
 ) -> Result<Vec<(usize, Conn)>, (Status, bool)> {
     if per_call {
-        let c = Redialing::per_call(target.endpoint().clone());
+        let c = Redialing::per_call(target.endpoint().clone(), lb);
         return Ok(vec![(0, Conn::Fast(Rc::new(c)))]);
     }
     let mut out = Vec::new();
     for k in 0..n {
         let began = Instant::now();
-        match Redialing::connect(target.endpoint().clone()).await {
+        match Redialing::balanced(target.endpoint().clone(), lb).await {
             Ok(c) => out.push((k, Conn::Fast(Rc::new(c)))),
             Err(e) => return Err((e, began.elapsed() >= target.endpoint().connect_timeout)),
         }

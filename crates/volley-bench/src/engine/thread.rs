@@ -127,7 +127,7 @@ async fn dial(
             _ => 1,
         };
         let per_call = opts.strategy == Strategy::PerRequest;
-        match fast_path::dial(target, n, per_call).await {
+        match fast_path::dial(target, n, per_call, opts.lb).await {
             Ok(out) => return out,
             // A server that accepted and said nothing for the whole connect timeout: the
             // channel would only wait as long again (the run then ends after twice the
