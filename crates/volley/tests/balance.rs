@@ -116,13 +116,21 @@ fn an_address_nobody_listens_on_is_passed_over() {
         "both live backends take calls: {ca} {cb}"
     );
 
-    // A name, resolved by the system (localhost: 127.0.0.1, and ::1 where nothing listens).
-    let status = bench(
+    // A name, resolved by the system (localhost: 127.0.0.1, and ::1 where nothing listens):
+    // round robin over what it resolves to is the h2 crate's balancer's.
+    let r = report(
         &format!("dns:///localhost:{}", a.addr().port()),
         "500",
         &["--lb-strategy", "round_robin"],
     );
-    assert_eq!(status, serde_json::json!({"OK": 500}));
+    assert_eq!(r["statusCodeDistribution"], serde_json::json!({"OK": 500}));
+    let forced = std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2");
+    let want = if forced {
+        "h2 (VOLLEY_BENCH_CLIENT=h2)"
+    } else {
+        "h2 (--lb-strategy round_robin over a name)"
+    };
+    assert_eq!(r["volley"]["clientPath"], want);
 
     let line = fails_in_one_line(&mut VOLLEY.command(&[
         "bench",
