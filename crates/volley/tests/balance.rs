@@ -43,6 +43,16 @@ fn users_get<'a>(flags: &[&'a str], target: &'a str) -> Vec<&'a str> {
     args
 }
 
+/// The `volley.clientPath` a run reports: `want`, unless the h2 crate is forced (scripts/test
+/// runs this file a second time with `VOLLEY_BENCH_CLIENT=h2`).
+fn path_of(want: &str) -> &str {
+    if std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2") {
+        "h2 (VOLLEY_BENCH_CLIENT=h2)"
+    } else {
+        want
+    }
+}
+
 /// `volley bench` of api.Users.Get against `target` with `flags`: its JSON report.
 fn report(target: &str, n: &str, flags: &[&str]) -> Value {
     let args = users_get(&[&["-n", n, "-c", "30"], flags].concat(), target);
@@ -63,15 +73,8 @@ fn round_robin_spreads_calls_over_three_backends() {
 
     let r = report(&list, "3000", &["--lb-strategy", "round_robin"]);
     assert_eq!(r["statusCodeDistribution"], serde_json::json!({"OK": 3000}));
-    // An address list is balanced on the fast path (unless the h2 crate's is forced: scripts/test
-    // runs this file both ways).
-    let forced = std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2");
-    let want = if forced {
-        "h2 (VOLLEY_BENCH_CLIENT=h2)"
-    } else {
-        "fast"
-    };
-    assert_eq!(r["volley"]["clientPath"], want);
+    // An address list is balanced on the fast path.
+    assert_eq!(r["volley"]["clientPath"], path_of("fast"));
     let counts: Vec<u64> = addrs.iter().map(|a| started(a)).collect();
     assert_eq!(counts.iter().sum::<u64>(), 3000, "{counts:?}");
     for c in &counts {
@@ -124,13 +127,10 @@ fn an_address_nobody_listens_on_is_passed_over() {
         &["--lb-strategy", "round_robin"],
     );
     assert_eq!(r["statusCodeDistribution"], serde_json::json!({"OK": 500}));
-    let forced = std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2");
-    let want = if forced {
-        "h2 (VOLLEY_BENCH_CLIENT=h2)"
-    } else {
-        "h2 (--lb-strategy round_robin over a name)"
-    };
-    assert_eq!(r["volley"]["clientPath"], want);
+    assert_eq!(
+        r["volley"]["clientPath"],
+        path_of("h2 (--lb-strategy round_robin over a name)")
+    );
 
     let line = fails_in_one_line(&mut VOLLEY.command(&[
         "bench",

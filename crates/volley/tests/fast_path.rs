@@ -22,6 +22,16 @@ fn block(addr: &str, path: &str) -> HeaderBlock {
     HeaderBlock::of(&CallHead::new("http", addr, path, &[], None, false).unwrap())
 }
 
+/// Runs `f` on a current-thread runtime inside a `LocalSet`, as the bench runs its fast
+/// connections.
+fn on_one_thread<F: std::future::Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio::task::LocalSet::new().block_on(&rt, f)
+}
+
 async fn connect(addr: &str) -> FastConnection {
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tcp.set_nodelay(true).unwrap();
@@ -32,12 +42,7 @@ async fn connect(addr: &str) -> FastConnection {
 fn many_calls_in_flight_on_one_connection_are_all_answered() {
     let server = VOLLEY.serve(&[]);
     let addr = server.addr().to_string();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
+    on_one_thread(async {
         let conn = connect(&addr).await;
         let get = Rc::new(block(&addr, "/api.Users/Get"));
         let body: Bytes = frame(&GetUserRequest { id: 228 });
@@ -107,12 +112,7 @@ fn per_call_connections_are_one_per_call_and_closed_after_it() {
 
     let server = VOLLEY.serve(&[]);
     let upstream = server.addr();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
+    on_one_thread(async {
         let relay = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = relay.local_addr().unwrap().to_string();
         let (opened, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));

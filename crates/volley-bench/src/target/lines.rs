@@ -226,8 +226,13 @@ mod tests {
         pool.get_message_by_name("t.Req").unwrap()
     }
 
+    /// `text` written to a file of its own: a folder per call, since the tests run in parallel
+    /// and several write `t.proto` (one truncating it while another compiles it made
+    /// `t.Req` go missing).
     fn file(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("volley-lines-{}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("volley-lines-{}-{k}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
