@@ -216,6 +216,9 @@ fn get(table: &VecDeque<Entry>, index: usize) -> Result<(&[u8], &[u8]), &'static
     }
 }
 
+/// What the table counts for an entry beside its name and value (section 4.1).
+const ENTRY_OVERHEAD: usize = 32;
+
 /// A dynamic table entry: name and value in one allocation.
 struct Entry {
     bytes: Box<[u8]>,
@@ -233,7 +236,7 @@ impl Entry {
 
     /// Its size as the table counts it (section 4.1).
     fn size(&self) -> usize {
-        self.bytes.len() + 32
+        self.bytes.len() + ENTRY_OVERHEAD
     }
 }
 
@@ -314,12 +317,12 @@ impl Decoder {
     /// Adds the field in `name` and `value` as the newest entry, evicting the oldest to make
     /// room (an entry larger than the table empties it and is not added, section 4.4).
     fn insert(&mut self) {
-        let size = self.name.len() + self.value.len() + 32;
+        let size = self.name.len() + self.value.len() + ENTRY_OVERHEAD;
         self.evict(size);
         if size > self.max {
             return;
         }
-        let mut bytes = Vec::with_capacity(size - 32);
+        let mut bytes = Vec::with_capacity(size - ENTRY_OVERHEAD);
         bytes.extend_from_slice(&self.name);
         bytes.extend_from_slice(&self.value);
         self.table.push_front(Entry {
@@ -352,26 +355,22 @@ mod tests {
             .collect()
     }
 
+    /// A field as text.
+    fn text(name: &[u8], value: &[u8]) -> (String, String) {
+        let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+        (utf8(name), utf8(value))
+    }
+
     fn fields(dec: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, &'static str> {
         let mut out = Vec::new();
-        dec.decode(block, |n, v| {
-            out.push((
-                String::from_utf8(n.to_vec()).unwrap(),
-                String::from_utf8(v.to_vec()).unwrap(),
-            ))
-        })?;
+        dec.decode(block, |n, v| out.push(text(n, v)))?;
         Ok(out)
     }
 
     fn table(dec: &Decoder) -> Vec<(String, String)> {
         dec.table
             .iter()
-            .map(|e| {
-                (
-                    String::from_utf8(e.name().to_vec()).unwrap(),
-                    String::from_utf8(e.value().to_vec()).unwrap(),
-                )
-            })
+            .map(|e| text(e.name(), e.value()))
             .collect()
     }
 

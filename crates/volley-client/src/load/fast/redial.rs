@@ -58,11 +58,6 @@ struct Address {
 }
 
 impl Redialing {
-    /// A first connection to `ep`'s address (the first of a list that can be reached).
-    pub async fn connect(ep: crate::Endpoint) -> Result<Redialing, Status> {
-        Redialing::balanced(ep, Policy::PickFirst).await
-    }
-
     /// Connections to `ep`'s addresses, calls spread by `policy`: `pick_first` dials the
     /// addresses in order until one answers, `round_robin` dials them all; an error only when
     /// none can be reached (the first address's). An address whose dial failed backs off.
@@ -131,42 +126,48 @@ impl Redialing {
     /// apart from `pick` so that a call's future does not carry a dial's state: with it inline,
     /// the generator paid 1.027-1.038 x instructions per unary call (callgrind).
     fn ready(&self) -> Option<(&Address, FastConnection)> {
-        let n = self.addrs.len();
-        if n == 1 {
-            let a = &self.addrs[0];
+        if let [a] = &self.addrs[..] {
             return a.open().map(|c| (a, c));
         }
-        let round_robin = self.policy == Policy::RoundRobin;
-        let start = if round_robin { self.next.get() } else { 0 };
-        let i = (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&i| !self.addrs[i].backing_off())?;
+        let i = self.in_turn().next()?;
         let conn = self.addrs[i].open()?;
-        if round_robin {
-            self.next.set((i + 1) % n);
-        }
+        self.took(i);
         Some((&self.addrs[i], conn))
+    }
+
+    /// Where the next call starts looking: round robin's turn, else the first address.
+    fn first_turn(&self) -> usize {
+        match self.policy {
+            Policy::RoundRobin => self.next.get(),
+            Policy::PickFirst => 0,
+        }
+    }
+
+    /// The addresses in the order the next call tries them, those backing off passed over (a
+    /// single address never is: its calls fail with its status).
+    fn in_turn(&self) -> impl Iterator<Item = usize> + '_ {
+        let (n, start) = (self.addrs.len(), self.first_turn());
+        (0..n)
+            .map(move |k| (start + k) % n)
+            .filter(move |&i| n == 1 || !self.addrs[i].backing_off())
+    }
+
+    /// Address `i` takes a call: round robin's turn passes to the one after it, so that
+    /// addresses passed over do not hand their turns to their neighbour.
+    fn took(&self, i: usize) {
+        if self.policy == Policy::RoundRobin {
+            self.next.set((i + 1) % self.addrs.len());
+        }
     }
 
     /// A connection for one call, and its address: by the policy, passing over addresses that
     /// are backing off while another may take the call, and trying the next address when one
     /// cannot be dialled.
     async fn pick(&self) -> Result<(&Address, FastConnection), Status> {
-        let n = self.addrs.len();
-        let round_robin = self.policy == Policy::RoundRobin && n > 1;
-        let start = if round_robin { self.next.get() } else { 0 };
         let mut first_err = None;
-        for k in 0..n {
-            let i = (start + k) % n;
+        for i in self.in_turn() {
+            self.took(i);
             let a = &self.addrs[i];
-            if n > 1 && a.backing_off() {
-                continue;
-            }
-            if round_robin {
-                // The turn passes to the address after the one taken, so that addresses passed
-                // over do not hand their turns to their neighbour.
-                self.next.set((i + 1) % n);
-            }
             match a.current().await {
                 Ok(conn) => return Ok((a, conn)),
                 Err(e) => {
@@ -174,14 +175,12 @@ impl Redialing {
                 }
             }
         }
-        match first_err {
-            Some(e) => Err(e),
-            // Every address is backing off: the call fails with the first one's status.
-            None => self.addrs[start]
-                .current()
-                .await
-                .map(|c| (&self.addrs[start], c)),
+        if let Some(e) = first_err {
+            return Err(e);
         }
+        // Every address is backing off: the call fails with the first one's status.
+        let a = &self.addrs[self.first_turn()];
+        a.current().await.map(|c| (a, c))
     }
 
     /// One unary call (see [`FastConnection::unary`]).
@@ -256,29 +255,23 @@ impl Address {
             return FastConnection::connect(&self.ep).await;
         };
         let conn = cell.borrow().clone();
-        // (replied, why it closed): a connection never made counts as one closed unanswered.
-        let answered = match &conn {
-            Some(c) => match c.closed_by() {
-                None => return Ok(c.clone()),
-                Some(why) => {
-                    if self.waiting() {
-                        let failed = self.failed.borrow().clone();
-                        return Err(failed.unwrap_or_else(|| why.into_status()));
-                    }
-                    c.replied()
-                }
-            },
-            None => {
-                if self.waiting() {
-                    let failed = self.failed.borrow().clone();
-                    return Err(failed.unwrap_or_else(|| {
-                        Status::unavailable("the address has not been reached yet")
-                    }));
-                }
-                // A first dial: no backoff before it.
-                self.failed.borrow().is_none()
-            }
-        };
+        if let Some(c) = &conn
+            && c.closed_by().is_none()
+        {
+            return Ok(c.clone());
+        }
+        // Closed, or never made.
+        if self.waiting() {
+            let failed = self.failed.borrow().clone();
+            return Err(
+                failed.unwrap_or_else(|| match conn.and_then(|c| c.closed_by()) {
+                    Some(why) => why.into_status(),
+                    None => Status::unavailable("the address has not been reached yet"),
+                }),
+            );
+        }
+        // A first dial goes at once, as a redial after a connection the server answered on.
+        let answered = conn.is_none_or(|c| c.replied());
         let at_once = answered && self.failed.borrow().is_none();
         if at_once {
             // The first redial after a connection the server answered on (or a first dial).
