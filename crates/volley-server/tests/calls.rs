@@ -366,6 +366,7 @@ async fn gzip_both_ways() {
         .unwrap();
     assert_eq!(reply.code(), Code::Ok);
     assert_eq!(reply.headers["grpc-encoding"], "gzip");
+    assert_eq!(reply.headers["grpc-accept-encoding"], "gzip");
     let back = Encoding::Gzip
         .decompress(&reply.messages[0], 1 << 20)
         .unwrap();
@@ -377,7 +378,20 @@ async fn gzip_both_ways() {
         .await
         .unwrap();
     assert!(reply.headers.get("grpc-encoding").is_none());
-    assert_eq!(reply.decode::<Num>(), vec![big]);
+    // Nor does it hear which encodings the server accepts: it showed no interest in any.
+    assert!(reply.headers.get("grpc-accept-encoding").is_none());
+    assert_eq!(reply.decode::<Num>(), vec![big.clone()]);
+    // One that lists what it accepts, without compressing its request, hears it.
+    let reply = c
+        .call(
+            "/test.Calc/Echo",
+            &[("grpc-accept-encoding", "identity")],
+            vec![frame(&big)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.headers["grpc-accept-encoding"], "gzip");
+    assert!(reply.headers.get("grpc-encoding").is_none());
 }
 
 #[tokio::test]

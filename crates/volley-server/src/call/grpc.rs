@@ -163,6 +163,7 @@ fn prepare(
     let compress = Compress {
         accepted: Encoding::Gzip.accepted_by(accept).then_some(Encoding::Gzip),
         default: shared.limits.send_compression,
+        advertise: enc.is_some() || accept.is_some(),
     };
     let deadline = if let Envelope::Connect = env {
         connect_timeout(&headers).map_err(|s| trailers_only(&s))?
@@ -297,7 +298,6 @@ fn stream_to_json(
     }
 }
 
-/// The response headers of a call (the content type is set once, by `shape`).
 /// The first value of each of `names`, found in one pass over the request's fields (a gRPC
 /// request holds four or five): a lookup each hashed its name, ~180 instructions apiece of a
 /// unary call.
@@ -314,8 +314,13 @@ fn first_of<'a, const N: usize>(
     found
 }
 
-fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap {
-    headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
+/// The response headers of a call (the content type is set once, by `shape`): the handler's
+/// metadata, the reply's encoding, and the encodings the server accepts when the client showed it
+/// speaks compression (see [`Compress::advertise`]).
+fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>, advertise: bool) -> HeaderMap {
+    if advertise {
+        headers.insert(GRPC_ACCEPT_ENCODING, ACCEPT_ENCODING);
+    }
     if let Some(enc) = compress {
         headers.insert(GRPC_ENCODING, enc.header_value());
     }
@@ -327,6 +332,13 @@ fn grpc_headers(mut headers: HeaderMap, compress: Option<Encoding>) -> HeaderMap
 struct Compress {
     accepted: Option<Encoding>,
     default: bool,
+    /// The request named an encoding or the encodings it accepts, so the reply says which ones
+    /// the server accepts (`grpc-accept-encoding`). A client that shows neither gets no such
+    /// header, as grpc-go's server sends none: the field is optional (PROTOCOL-HTTP2.md), and
+    /// hashing and HPACK-coding it was ~2 % of a unary call for clients that never compress
+    /// (BENCHMARKS.md, "The server's headers"). A refusal of an unknown encoding always names
+    /// them (`trailers_only`).
+    advertise: bool,
 }
 
 impl Compress {
@@ -342,6 +354,7 @@ fn unary_response(
     compress: Compress,
     max_send: usize,
 ) -> HttpResponse {
+    let advertise = compress.advertise;
     let (compress, (metadata, frame, trailers)) = match res {
         Ok(r) => (compress.choose(&r), r.into_parts()),
         Err(status) => return trailers_only(&status),
@@ -351,7 +364,7 @@ fn unary_response(
         Err(status) => return trailers_only(&status),
     };
     let mut resp = http::Response::new(ResponseBody::unary(frame, status_trailers(trailers, None)));
-    *resp.headers_mut() = grpc_headers(metadata, compress);
+    *resp.headers_mut() = grpc_headers(metadata, compress, advertise);
     resp
 }
 
@@ -361,13 +374,14 @@ fn stream_response(
     compress: Compress,
     max_send: usize,
 ) -> HttpResponse {
+    let advertise = compress.advertise;
     let (compress, (metadata, frames, trailers)) = match res {
         Ok(r) => (compress.choose(&r), r.into_parts()),
         Err(status) => return trailers_only(&status),
     };
     let body = ResponseBody::stream(frames, trailers, deadline, compress, max_send);
     let mut resp = http::Response::new(body);
-    *resp.headers_mut() = grpc_headers(metadata, compress);
+    *resp.headers_mut() = grpc_headers(metadata, compress, advertise);
     resp
 }
 
