@@ -77,6 +77,6 @@ where
             None => self.unknown_peer.clone(),
         };
         let req = req.map(RequestBody::other);
-        Box::pin(crate::call::serve(self.shared.clone(), &peer, req).map(Ok))
+        Box::pin(crate::call::serve(&self.shared, &peer, req).map(Ok))
     }
 }

@@ -45,8 +45,12 @@ pub(crate) enum Way {
 /// sized to its own protocol. hyper moves the per-call future by value into its stream task and
 /// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
 /// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
+///
+/// The server's shared state is lent, not cloned: a gRPC call's future takes only its route's
+/// handler and method from it, and the protocols whose futures keep it clone it themselves (a
+/// per-call reference count is two atomic read-modify-writes).
 pub(crate) fn serve(
-    shared: Arc<Shared>,
+    shared: &Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> BoxFuture<HttpResponse> {
@@ -59,7 +63,7 @@ pub(crate) fn serve(
 /// [`serve`] on a server with the `web` feature: CORS preflights answered, CORS headers added.
 #[cfg(feature = "web")]
 fn with_cors(
-    shared: Arc<Shared>,
+    shared: &Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> BoxFuture<HttpResponse> {
@@ -96,37 +100,42 @@ fn with_cors(
 
 /// Serves a request that is not a CORS preflight.
 fn route(
-    shared: Arc<Shared>,
+    shared: &Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> BoxFuture<HttpResponse> {
-    let (way, req) = match choose(&shared, req) {
+    let (way, req) = match choose(shared, req) {
         Ok(chosen) => chosen,
         Err(answer) => return answer,
     };
     if shared.intercepted {
-        return intercepted::serve(shared, peer, req, way);
+        return intercepted::serve(shared.clone(), peer, req, way);
     }
     adapter(shared, peer, req, way)
 }
 
 /// The protocol adapter's future for a call, boxed at its own size.
 fn adapter(
-    shared: Arc<Shared>,
+    shared: &Arc<Shared>,
     peer: &Arc<Peer>,
     req: http::Request<RequestBody>,
     way: Way,
 ) -> BoxFuture<HttpResponse> {
     match way {
-        Way::Framed { env, json } => Box::pin(grpc::serve(&shared, peer, req, env, json)),
+        Way::Framed { env, json } => Box::pin(grpc::serve(shared, peer, req, env, json)),
         #[cfg(feature = "web")]
-        Way::ConnectPost { json } => {
-            Box::pin(connect::serve_unary(shared, peer.clone(), req, json))
+        Way::ConnectPost { json } => Box::pin(connect::serve_unary(
+            shared.clone(),
+            peer.clone(),
+            req,
+            json,
+        )),
+        #[cfg(feature = "web")]
+        Way::ConnectGet => Box::pin(connect::serve_get(shared.clone(), peer.clone(), req)),
+        #[cfg(feature = "web")]
+        Way::Rest { route, vars } => {
+            Box::pin(rest::serve(shared.clone(), peer.clone(), req, route, vars))
         }
-        #[cfg(feature = "web")]
-        Way::ConnectGet => Box::pin(connect::serve_get(shared, peer.clone(), req)),
-        #[cfg(feature = "web")]
-        Way::Rest { route, vars } => Box::pin(rest::serve(shared, peer.clone(), req, route, vars)),
     }
 }
 

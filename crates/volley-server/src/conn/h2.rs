@@ -243,7 +243,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Future for H2Connection<I> {
                             conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
                         }
                         let call = CallStream::new(
-                            call::serve(this.shared.clone(), &this.peer, req.map(RequestBody::h2)),
+                            call::serve(&this.shared, &this.peer, req.map(RequestBody::h2)),
                             reply,
                             this.calm.activity.clone(),
                         );

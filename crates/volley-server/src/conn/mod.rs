@@ -279,12 +279,8 @@ impl ConnContext {
         let addr = peer.addr();
         let svc = service_fn(move |req: http::Request<Incoming>| {
             let http1 = req.version() < http::Version::HTTP_2;
-            call::serve(
-                shared.clone(),
-                &peer,
-                req.map(|b| RequestBody::new(b, http1)),
-            )
-            .map(Ok::<_, Infallible>)
+            call::serve(&shared, &peer, req.map(|b| RequestBody::new(b, http1)))
+                .map(Ok::<_, Infallible>)
         });
         let conn = || self.http1.serve_connection(TokioIo::new(io), svc);
         self.drive(conn, http1::Connection::graceful_shutdown, addr, drain)
