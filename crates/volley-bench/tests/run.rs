@@ -26,7 +26,7 @@ use volley_bench::{
     run_plan,
     target::mix::pick,
 };
-use volley_testkit::report_shape::assert_valid_report;
+use volley_testkit::{client_path as path_of, report_shape::assert_valid_report};
 
 /// The built-in services on a loopback port, served from a thread of this process until dropped.
 struct Server {
@@ -140,17 +140,6 @@ fn json_run(plan: &Plan) -> (Finished, Value) {
     let report: Value = serde_json::from_str(&out).expect("an -O json report");
     assert_valid_report(&report);
     (done, report)
-}
-
-/// The `volley.clientPath` a run reports: `want`, unless these tests run with every call forced
-/// onto the h2 crate (`VOLLEY_BENCH_CLIENT=h2` in their environment, read when a plan is made:
-/// scripts/test runs this file that way too).
-fn path_of(want: &str) -> String {
-    if std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2") {
-        "h2 (VOLLEY_BENCH_CLIENT=h2)".to_owned()
-    } else {
-        want.to_owned()
-    }
 }
 
 const HELLO: &str = "helloworld.Greeter.SayHello";

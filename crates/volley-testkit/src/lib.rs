@@ -5,6 +5,7 @@
 //! or from the golden files), and [`fuzz`] holds the fuzz targets' bodies.
 
 mod cli;
+mod client_path;
 pub mod fuzz;
 pub mod hostile;
 pub mod otlp;
@@ -16,6 +17,7 @@ pub mod report_shape;
 mod tools;
 
 pub use cli::{Volley, workspace, workspace_file};
+pub use client_path::{client_path, h2_forced};
 pub use process::{
     VolleyProcess, fails_in_one_line, json_report, latency_ms, ok_stdout, output_with_stdin,
     rss_kib,

@@ -11,7 +11,10 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_testkit::{Volley, fails_in_one_line, json_report, latency_ms, ok_stdout, tool, volley};
+use volley_testkit::{
+    Volley, client_path as path_of, fails_in_one_line, json_report, latency_ms, ok_stdout, tool,
+    volley,
+};
 
 const VOLLEY: Volley = volley!();
 
@@ -41,16 +44,6 @@ fn users_get<'a>(flags: &[&'a str], target: &'a str) -> Vec<&'a str> {
     args.extend_from_slice(flags);
     args.push(target);
     args
-}
-
-/// The `volley.clientPath` a run reports: `want`, unless the h2 crate is forced (scripts/test
-/// runs this file a second time with `VOLLEY_BENCH_CLIENT=h2`).
-fn path_of(want: &str) -> &str {
-    if std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2") {
-        "h2 (VOLLEY_BENCH_CLIENT=h2)"
-    } else {
-        want
-    }
 }
 
 /// `volley bench` of api.Users.Get against `target` with `flags`: its JSON report.

@@ -10,7 +10,7 @@ use std::{
 
 use serde_json::Value;
 use volley_testkit::{
-    Volley, ok_stdout as ok,
+    Volley, client_path as path_of, h2_forced, ok_stdout as ok,
     report_shape::{FORMATS, assert_same_layout, assert_valid_report, parse_summary},
     tool, volley, workspace,
 };
@@ -34,21 +34,6 @@ fn users_get<'a>(proto: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
 
 fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("run")
-}
-
-/// Whether these tests run with every call forced onto the h2 crate (`VOLLEY_BENCH_CLIENT=h2`
-/// in their environment, which every run inherits: scripts/test runs this file that way too).
-fn h2_forced() -> bool {
-    std::env::var("VOLLEY_BENCH_CLIENT").as_deref() == Ok("h2")
-}
-
-/// The `volley.clientPath` a run reports: `want`, unless the h2 crate is forced.
-fn path_of(want: &str) -> String {
-    if h2_forced() {
-        "h2 (VOLLEY_BENCH_CLIENT=h2)".to_owned()
-    } else {
-        want.to_owned()
-    }
 }
 
 /// A JSON run of `volley bench` on client `path` ("fast", or "h2" through

@@ -83,38 +83,38 @@ pub(crate) fn shape(mut resp: HttpResponse, env: Envelope, json: bool) -> HttpRe
     }
     resp.headers_mut()
         .insert(CONTENT_TYPE, content_type(env, json));
-    if env == Envelope::Grpc {
-        return resp;
-    }
-    let (mut parts, body) = resp.into_parts();
     match env {
-        Envelope::Grpc => http::Response::from_parts(parts, body),
+        Envelope::Grpc => resp,
         Envelope::Web { text } => {
-            let body = ResponseBody::other(EnvelopeBody::new(body, Mode::Web { text }));
-            http::Response::from_parts(parts, body)
+            resp.map(|body| ResponseBody::other(EnvelopeBody::new(body, Mode::Web { text })))
         }
-        Envelope::Connect => {
-            let body = if parts.headers.contains_key(GRPC_STATUS) {
-                // Trailers-only: Connect carries the status in the end-stream message.
-                let end = connect_end(&parts.headers).freeze();
-                for h in [GRPC_STATUS, GRPC_MESSAGE, GRPC_STATUS_DETAILS] {
-                    parts.headers.remove(h);
-                }
-                ResponseBody::other(http_body_util::Full::new(end))
-            } else {
-                ResponseBody::other(EnvelopeBody::new(body, Mode::Connect))
-            };
-            for (from, to) in [
-                (GRPC_ACCEPT_ENCODING, CONNECT_ACCEPT_ENCODING),
-                (GRPC_ENCODING, CONNECT_ENCODING),
-            ] {
-                if let Some(v) = parts.headers.remove(from) {
-                    parts.headers.insert(to, v);
-                }
-            }
-            http::Response::from_parts(parts, body)
+        Envelope::Connect => connect_envelope(resp),
+    }
+}
+
+/// A Connect streaming response: the status of a trailers-only answer moved into the
+/// end-stream message, and the encoding headers under Connect's names.
+fn connect_envelope(resp: HttpResponse) -> HttpResponse {
+    let (mut parts, body) = resp.into_parts();
+    let body = if parts.headers.contains_key(GRPC_STATUS) {
+        // Trailers-only: Connect carries the status in the end-stream message.
+        let end = connect_end(&parts.headers).freeze();
+        for h in [GRPC_STATUS, GRPC_MESSAGE, GRPC_STATUS_DETAILS] {
+            parts.headers.remove(h);
+        }
+        ResponseBody::other(http_body_util::Full::new(end))
+    } else {
+        ResponseBody::other(EnvelopeBody::new(body, Mode::Connect))
+    };
+    for (from, to) in [
+        (GRPC_ACCEPT_ENCODING, CONNECT_ACCEPT_ENCODING),
+        (GRPC_ENCODING, CONNECT_ENCODING),
+    ] {
+        if let Some(v) = parts.headers.remove(from) {
+            parts.headers.insert(to, v);
         }
     }
+    http::Response::from_parts(parts, body)
 }
 
 /// Re-encodes an outgoing (uncompressed) protobuf frame as a JSON frame of `desc`.

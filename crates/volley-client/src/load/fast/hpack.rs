@@ -240,6 +240,10 @@ impl Entry {
     }
 }
 
+/// The largest table the server may set (SETTINGS_HEADER_TABLE_SIZE: the client sends none, so
+/// HTTP/2's default), and the table's size until it sets one.
+const TABLE_LIMIT: usize = 4096;
+
 /// One connection's decoding state: its dynamic table.
 pub(super) struct Decoder {
     /// Newest first.
@@ -247,8 +251,6 @@ pub(super) struct Decoder {
     size: usize,
     /// The table's size now, as the server last set it.
     max: usize,
-    /// The most the server may set (SETTINGS_HEADER_TABLE_SIZE: the client sends none, so 4,096).
-    limit: usize,
     name: Vec<u8>,
     value: Vec<u8>,
 }
@@ -258,8 +260,7 @@ impl Default for Decoder {
         Decoder {
             table: VecDeque::new(),
             size: 0,
-            max: 4096,
-            limit: 4096,
+            max: TABLE_LIMIT,
             name: Vec::new(),
             value: Vec::new(),
         }
@@ -285,7 +286,7 @@ impl Decoder {
                 at += n;
             } else if first & 0xE0 == 0x20 {
                 let (max, n) = integer(rest, 5)?;
-                if max > self.limit {
+                if max > TABLE_LIMIT {
                     return Err("a table size update is larger than the client allows");
                 }
                 self.max = max;
