@@ -112,18 +112,25 @@ fn an_address_nobody_listens_on_is_passed_over() {
         "both live backends take calls: {ca} {cb}"
     );
 
-    // A name, resolved by the system (localhost: 127.0.0.1, and ::1 where nothing listens):
-    // round robin over what it resolves to is the h2 crate's balancer's.
-    let r = report(
-        &format!("dns:///localhost:{}", a.addr().port()),
-        "500",
-        &["--lb-strategy", "round_robin"],
-    );
-    assert_eq!(r["statusCodeDistribution"], serde_json::json!({"OK": 500}));
-    assert_eq!(
-        r["volley"]["clientPath"],
-        path_of("h2 (--lb-strategy round_robin over a name)")
-    );
+    // A name, resolved by the system (localhost: 127.0.0.1, and ::1 where the system lists it
+    // and nothing listens, passed over): round robin over what it resolves to, on the fast
+    // path, with a connection per address or one per call.
+    let before = started(&a.addr().to_string());
+    let name = format!("dns:///localhost:{}", a.addr().port());
+    for strategy in ["single", "per-request"] {
+        let r = report(
+            &name,
+            "500",
+            &["--lb-strategy", "round_robin", "--strategy", strategy],
+        );
+        assert_eq!(
+            r["statusCodeDistribution"],
+            serde_json::json!({"OK": 500}),
+            "{strategy}"
+        );
+        assert_eq!(r["volley"]["clientPath"], path_of("fast"), "{strategy}");
+    }
+    assert_eq!(started(&a.addr().to_string()) - before, 1000);
 
     let line = fails_in_one_line(&mut VOLLEY.command(&[
         "bench",

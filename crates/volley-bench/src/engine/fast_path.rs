@@ -17,8 +17,8 @@ use crate::{
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves gRPC
 /// calls of every kind (any data: fixed, templated or NDJSON, of any size; per-call metadata
 /// included) on one connection, a pool, or one per call (`--strategy per-request`), to one
-/// address or over a list of them (`--lb-strategy`); what it lacks is the h2-crate path's
-/// (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
+/// address or over the addresses of a list or a name (`--lb-strategy`); what it lacks is the
+/// h2-crate path's (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
 /// connections).
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     if let Target::Mix(m) = target {
@@ -27,27 +27,18 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
             _ => Some("an HTTP request in the mix"),
         });
     }
-    let Target::Grpc(g) = target else {
+    if !matches!(target, Target::Grpc(_)) {
         return Some("not a gRPC method");
-    };
+    }
     Some(if opts.client == ClientPath::H2 {
         "VOLLEY_BENCH_CLIENT=h2"
     } else if opts.service_config.is_some() {
         "--service-config"
     } else if matches!(opts.strategy, Strategy::Expanding { .. }) {
         "--strategy expanding"
-    } else if opts.lb == Policy::RoundRobin && resolved_name(&g.endpoint.target) {
-        // The fast path dials a name as one connection; the h2 crate's balancer spreads calls
-        // over every address it resolves to, and resolves it again.
-        "--lb-strategy round_robin over a name"
     } else {
         return None;
     })
-}
-
-/// Whether `target` is a name the system resolves (not an IP literal, a list or a socket path).
-fn resolved_name(target: &volley_client::Target) -> bool {
-    matches!(target, volley_client::Target::Tcp(hp) if hp.parse::<std::net::SocketAddr>().is_err())
 }
 
 /// `n` fast connections (a thread's share of a pool, else one); when one cannot be made, why,

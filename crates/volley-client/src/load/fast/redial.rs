@@ -1,11 +1,14 @@
 //! Fast-path connections to a target's addresses that are dialled again when they stop taking
 //! calls, and a call the server never saw sent once more on the new one. Redials after a
 //! connection that closed before the server answered any call, or after a failed dial, back
-//! off. An address list is balanced as gRPC's `pick_first` and `round_robin` balance it; or,
-//! per call, a connection of its own (`--strategy per-request`).
+//! off. An address list, or the addresses a name resolves to under `round_robin`, is balanced
+//! as gRPC's `pick_first` and `round_robin` balance it; or, per call, a connection of its own
+//! (`--strategy per-request`).
 
 use std::{
     cell::{Cell, RefCell},
+    net::SocketAddr,
+    rc::Rc,
     time::{Duration, Instant},
 };
 
@@ -13,7 +16,7 @@ use bytes::Bytes;
 use volley_wire::Status;
 
 use super::{FastConnection, OpenStream, StreamReply, error::CallError, frame::HeaderBlock};
-use crate::{Policy, Target, UnaryReply};
+use crate::{Policy, Target, UnaryReply, connection::unavailable};
 
 /// The first wait before dialling again after a connection the server closed unanswered; it
 /// doubles up to [`BACKOFF_MAX`] (the channel's backoff for failed dials).
@@ -21,13 +24,15 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 /// The longest wait between such dials.
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
-/// Fast-path connections to an endpoint, one per address (an `ipv4:`/`ipv6:` list has several;
-/// any other target one), each dialled again when it stops taking calls (GOAWAY, a closed
-/// socket), as a channel does for the h2-crate path; a call the server never saw (past a
-/// GOAWAY's last stream, or refused) is sent once more on the new connection. Each call takes
-/// an address by the [`Policy`]: the first that can be reached (`pick_first`), or the next in
-/// turn (`round_robin`); an address backing off is passed over while another can take the
-/// call, and a call whose address cannot be dialled tries the next.
+/// Fast-path connections to an endpoint, one per address (an `ipv4:`/`ipv6:` list has several,
+/// and so has a name balanced `round_robin`, once resolved; any other target one), each
+/// dialled again when it stops taking calls (GOAWAY, a closed socket), as a channel does for
+/// the h2-crate path; a call the server never saw (past a GOAWAY's last stream, or refused) is
+/// sent once more, on the connection the policy gives it then (its own address's, redialled,
+/// when it is the only one). Each call takes an address by the [`Policy`]: the first that can
+/// be reached (`pick_first`), or the next in turn (`round_robin`); an address backing off is
+/// passed over while another can take the call, and a call whose address cannot be dialled
+/// tries the next.
 ///
 /// A server that closes every connection before answering a call (GOAWAY as soon as it has
 /// sent its SETTINGS, a protocol error on the first reply), or one that cannot be reached, would
@@ -37,11 +42,33 @@ const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// connection's (or dial's) status (or go to another address); a connection the server answered
 /// on resets the wait.
 pub struct Redialing {
-    addrs: Box<[Address]>,
+    /// The addresses in force: swapped whole when a name is resolved again, so a call keeps
+    /// its address (an `Rc`) while the list changes under it.
+    addrs: RefCell<Rc<[Rc<Address>]>>,
     policy: Policy,
     /// The address the next round-robin call starts from.
     next: Cell<usize>,
+    /// A name balanced round robin: resolved to its addresses before the first dial, again
+    /// when a call finds the address whose turn it is without a connection (at most every
+    /// [`RERESOLVE`]), or every address backing off (at most every [`RERESOLVE_STUCK`]).
+    name: Option<Name>,
+    /// Whether each address keeps its connection (else each call dials its own).
+    kept: bool,
 }
+
+/// A name to resolve, and when it last was.
+struct Name {
+    ep: crate::Endpoint,
+    host_port: String,
+    resolved: Cell<Option<Instant>>,
+}
+
+/// Resolutions after a connection is lost are at least this far apart: grpc-go's DNS resolver
+/// re-resolves when a connection goes and waits 30 s between resolutions.
+const RERESOLVE: Duration = Duration::from_secs(30);
+/// While every address is backing off, a resolution may come this soon after the last (the
+/// h2-crate path's balancer waits as long).
+const RERESOLVE_STUCK: Duration = Duration::from_secs(1);
 
 /// One address and its connection.
 struct Address {
@@ -59,13 +86,18 @@ struct Address {
 
 impl Redialing {
     /// Connections to `ep`'s addresses, calls spread by `policy`: `pick_first` dials the
-    /// addresses in order until one answers, `round_robin` dials them all; an error only when
-    /// none can be reached (the first address's). An address whose dial failed backs off.
+    /// addresses in order until one answers, `round_robin` dials them all (a name's, once it is
+    /// resolved); an error only when none can be reached (the first address's). An address
+    /// whose dial failed backs off.
     pub async fn balanced(ep: crate::Endpoint, policy: Policy) -> Result<Redialing, Status> {
         let r = Redialing::new(ep, policy, true);
+        if let Some(name) = &r.name {
+            r.resolve(name).await?;
+        }
         let mut first_err = None;
         let mut reached = false;
-        for a in r.addrs.iter() {
+        let addrs = r.addrs.borrow().clone();
+        for a in addrs.iter() {
             match a.current().await {
                 Ok(_) => reached = true,
                 Err(e) => {
@@ -83,42 +115,113 @@ impl Redialing {
     }
 
     /// Each call on a connection of its own, dialled for it to the address `policy` picks
-    /// (none is dialled now): the connection closes once the call's last handle on it goes. A
-    /// dial that fails fails its call (after every address of a list has been tried), as the
-    /// h2-crate path's per-request calls do, with no backoff.
+    /// (none is dialled now; a name under `round_robin` is resolved at the first call): the
+    /// connection closes once the call's last handle on it goes. A dial that fails fails its
+    /// call (after every address of a list has been tried), as the h2-crate path's
+    /// per-request calls do, with no backoff.
     pub fn per_call(ep: crate::Endpoint, policy: Policy) -> Redialing {
         Redialing::new(ep, policy, false)
     }
 
     fn new(ep: crate::Endpoint, policy: Policy, kept: bool) -> Redialing {
-        let eps = match &ep.target {
-            Target::List(list) => {
-                let mut seen = std::collections::HashSet::new();
-                list.iter()
-                    .filter(|a| seen.insert(**a))
-                    .map(|a| {
-                        let mut one = ep.clone();
-                        one.target = Target::Tcp(a.to_string());
-                        one
-                    })
-                    .collect()
+        let name = match &ep.target {
+            // A name balanced round robin: its addresses, each a backend, once resolved (a
+            // name under pick_first is dialled as one, as the system orders its addresses).
+            Target::Tcp(hp)
+                if policy == Policy::RoundRobin && hp.parse::<SocketAddr>().is_err() =>
+            {
+                Some(Name {
+                    host_port: hp.clone(),
+                    ep: ep.clone(),
+                    resolved: Cell::new(None),
+                })
             }
-            _ => vec![ep],
+            _ => None,
+        };
+        let addrs = match &ep.target {
+            Target::List(list) => Redialing::addresses(&ep, list, &[], kept),
+            _ => Rc::from([Rc::new(Address::new(ep, kept))]),
         };
         Redialing {
-            addrs: eps
-                .into_iter()
-                .map(|ep| Address {
-                    ep,
-                    conn: kept.then(|| RefCell::new(None)),
-                    delay: Cell::new(Duration::ZERO),
-                    until: Cell::new(None),
-                    failed: RefCell::new(None),
-                })
-                .collect(),
+            addrs: RefCell::new(addrs),
             policy,
             next: Cell::new(0),
+            name,
+            kept,
         }
+    }
+
+    /// An address for each of `list` (in order, once each), keeping those of `old` already
+    /// there with their connections.
+    fn addresses(
+        ep: &crate::Endpoint,
+        list: &[SocketAddr],
+        old: &[Rc<Address>],
+        kept: bool,
+    ) -> Rc<[Rc<Address>]> {
+        let mut seen = std::collections::HashSet::new();
+        list.iter()
+            .filter(|a| seen.insert(**a))
+            .map(|a| {
+                let target = Target::Tcp(a.to_string());
+                match old.iter().find(|o| o.ep.target == target) {
+                    Some(o) => o.clone(),
+                    None => {
+                        let mut one = ep.clone();
+                        one.target = target;
+                        Rc::new(Address::new(one, kept))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Resolves the name and puts its addresses in force. A failure is the call's when the name
+    /// never resolved; later, the addresses in force stay.
+    async fn resolve(&self, name: &Name) -> Result<(), Status> {
+        let first = name.resolved.get().is_none();
+        name.resolved.set(Some(Instant::now()));
+        match tokio::net::lookup_host(name.host_port.as_str()).await {
+            Ok(found) => {
+                let found: Vec<SocketAddr> = found.collect();
+                if found.is_empty() {
+                    return match first {
+                        true => Err(unavailable(format!("{} has no address", name.host_port))),
+                        false => Ok(()),
+                    };
+                }
+                let old = self.addrs.borrow().clone();
+                let fresh = Redialing::addresses(&name.ep, &found, &old, self.kept);
+                *self.addrs.borrow_mut() = fresh;
+                Ok(())
+            }
+            Err(e) if first => Err(unavailable(format!(
+                "cannot resolve {}: {e}",
+                name.host_port
+            ))),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Resolves the name again when it is due: never resolved, every address backing off
+    /// for [`RERESOLVE_STUCK`], or otherwise [`RERESOLVE`] since the last time (a call only
+    /// gets here when the address whose turn it is has no connection).
+    async fn resolve_if_due(&self) -> Result<(), Status> {
+        let Some(name) = &self.name else {
+            return Ok(());
+        };
+        let due = match name.resolved.get() {
+            None => true,
+            Some(t) => {
+                let addrs = self.addrs.borrow().clone();
+                let stuck = addrs.iter().all(|a| a.backing_off());
+                t.elapsed() >= if stuck { RERESOLVE_STUCK } else { RERESOLVE }
+            }
+        };
+        if due {
+            self.resolve(name).await?;
+        }
+        Ok(())
     }
 
     /// The open connection the policy gives the next call, and its address, without dialling;
@@ -127,51 +230,56 @@ impl Redialing {
     /// the generator paid 1.027-1.038 x instructions per unary call (callgrind). Each call
     /// method matches on the two itself: an `async fn` doing it for all three added a future
     /// level, 1.006-1.012 x.
-    fn ready(&self) -> Option<(&Address, FastConnection)> {
-        if let [a] = &self.addrs[..] {
-            return a.open().map(|c| (a, c));
+    fn ready(&self) -> Option<FastConnection> {
+        let addrs = self.addrs.borrow();
+        if let [a] = &addrs[..] {
+            return a.open();
         }
-        let i = self.in_turn().next()?;
-        let conn = self.addrs[i].open()?;
-        self.took(i);
-        Some((&self.addrs[i], conn))
+        let i = self.in_turn(&addrs).next()?;
+        let conn = addrs[i].open()?;
+        self.took(i, addrs.len());
+        Some(conn)
     }
 
-    /// Where the next call starts looking: round robin's turn, else the first address.
-    fn first_turn(&self) -> usize {
+    /// Where the next call starts looking among `n` addresses: round robin's turn, else the
+    /// first address.
+    fn first_turn(&self, n: usize) -> usize {
         match self.policy {
-            Policy::RoundRobin => self.next.get(),
+            Policy::RoundRobin => self.next.get() % n.max(1),
             Policy::PickFirst => 0,
         }
     }
 
     /// The addresses in the order the next call tries them, those backing off passed over (a
     /// single address never is: its calls fail with its status).
-    fn in_turn(&self) -> impl Iterator<Item = usize> + '_ {
-        let (n, start) = (self.addrs.len(), self.first_turn());
+    fn in_turn<'a>(&self, addrs: &'a [Rc<Address>]) -> impl Iterator<Item = usize> + 'a {
+        let (n, start) = (addrs.len(), self.first_turn(addrs.len()));
         (0..n)
             .map(move |k| (start + k) % n)
-            .filter(move |&i| n == 1 || !self.addrs[i].backing_off())
+            .filter(move |&i| n == 1 || !addrs[i].backing_off())
     }
 
-    /// Address `i` takes a call: round robin's turn passes to the one after it, so that
+    /// Address `i` of `n` takes a call: round robin's turn passes to the one after it, so that
     /// addresses passed over do not hand their turns to their neighbour.
-    fn took(&self, i: usize) {
+    fn took(&self, i: usize, n: usize) {
         if self.policy == Policy::RoundRobin {
-            self.next.set((i + 1) % self.addrs.len());
+            self.next.set((i + 1) % n);
         }
     }
 
-    /// A connection for one call, and its address: by the policy, passing over addresses that
-    /// are backing off while another may take the call, and trying the next address when one
-    /// cannot be dialled.
-    async fn pick(&self) -> Result<(&Address, FastConnection), Status> {
+    /// A connection for one call, or for a call the server never saw, sent once more: by the
+    /// policy, passing over addresses that are backing off while another may take the call,
+    /// and trying the next address when one cannot be dialled. A name is resolved again first
+    /// when that is due.
+    async fn pick(&self) -> Result<FastConnection, Status> {
+        self.resolve_if_due().await?;
+        let addrs = self.addrs.borrow().clone();
         let mut first_err = None;
-        for i in self.in_turn() {
-            self.took(i);
-            let a = &self.addrs[i];
+        for i in self.in_turn(&addrs) {
+            self.took(i, addrs.len());
+            let a = &addrs[i];
             match a.current().await {
-                Ok(conn) => return Ok((a, conn)),
+                Ok(conn) => return Ok(conn),
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
@@ -181,18 +289,18 @@ impl Redialing {
             return Err(e);
         }
         // Every address is backing off: the call fails with the first one's status.
-        let a = &self.addrs[self.first_turn()];
-        a.current().await.map(|c| (a, c))
+        let a = &addrs[self.first_turn(addrs.len())];
+        a.current().await
     }
 
     /// One unary call (see [`FastConnection::unary`]).
     pub async fn unary(&self, block: &HeaderBlock, body: Bytes) -> Result<UnaryReply, Status> {
-        let (a, conn) = match self.ready() {
-            Some(picked) => picked,
+        let conn = match self.ready() {
+            Some(conn) => conn,
             None => Box::pin(self.pick()).await?,
         };
         match conn.call(block, body.clone()).await {
-            Err(e) if e.never_seen() => a.current().await?.unary(block, body).await,
+            Err(e) if e.never_seen() => Box::pin(self.pick()).await?.unary(block, body).await,
             r => r.map_err(CallError::into_status),
         }
     }
@@ -205,13 +313,13 @@ impl Redialing {
         limit: u64,
         deadline: Option<Instant>,
     ) -> Result<StreamReply, Status> {
-        let (a, conn) = match self.ready() {
-            Some(picked) => picked,
+        let conn = match self.ready() {
+            Some(conn) => conn,
             None => Box::pin(self.pick()).await?,
         };
         match conn.stream_call(block, body.clone(), limit, deadline).await {
             Err(e) if e.never_seen() => {
-                a.current()
+                Box::pin(self.pick())
                     .await?
                     .server_stream(block, body, limit, deadline)
                     .await
@@ -228,18 +336,32 @@ impl Redialing {
         block: &HeaderBlock,
         stamp: bool,
     ) -> Result<OpenStream, Status> {
-        let (a, conn) = match self.ready() {
-            Some(picked) => picked,
+        let conn = match self.ready() {
+            Some(conn) => conn,
             None => Box::pin(self.pick()).await?,
         };
         match conn.open(block, stamp).await {
-            Err(e) if e.never_seen() => a.current().await?.open_stream(block, stamp).await,
+            Err(e) if e.never_seen() => {
+                Box::pin(self.pick()).await?.open_stream(block, stamp).await
+            }
             r => r.map_err(CallError::into_status),
         }
     }
 }
 
 impl Address {
+    /// An address of `ep`, not dialled yet; `kept`: it keeps a connection (else each call
+    /// dials its own).
+    fn new(ep: crate::Endpoint, kept: bool) -> Address {
+        Address {
+            ep,
+            conn: kept.then(|| RefCell::new(None)),
+            delay: Cell::new(Duration::ZERO),
+            until: Cell::new(None),
+            failed: RefCell::new(None),
+        }
+    }
+
     /// Its connection, if one is open (never with a connection per call).
     fn open(&self) -> Option<FastConnection> {
         let cell = self.conn.as_ref()?.borrow();
@@ -306,5 +428,70 @@ impl Address {
         let delay = (self.delay.get() * 2).clamp(BACKOFF_FIRST, BACKOFF_MAX);
         self.delay.set(delay);
         self.until.set(Some(Instant::now() + delay));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn only_a_name_under_round_robin_is_resolved() {
+        let ep = |s: &str| crate::Endpoint::from_target_str(s).unwrap();
+        let rr = Redialing::new(ep("dns:///localhost:1"), Policy::RoundRobin, true);
+        assert_eq!(rr.name.as_ref().unwrap().host_port, "localhost:1");
+        for (target, policy) in [
+            ("localhost:1", Policy::PickFirst),
+            ("127.0.0.1:1", Policy::RoundRobin),
+            ("ipv4:127.0.0.1:1,127.0.0.2:1", Policy::RoundRobin),
+        ] {
+            assert!(
+                Redialing::new(ep(target), policy, true).name.is_none(),
+                "{target}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_resolution_keeps_the_addresses_still_there() {
+        let ep = crate::Endpoint::from_target_str("localhost:1").unwrap();
+        let (a, b, c) = (
+            addr("127.0.0.1:1"),
+            addr("127.0.0.2:1"),
+            addr("127.0.0.3:1"),
+        );
+        let first = Redialing::addresses(&ep, &[a, b, a], &[], true);
+        assert_eq!(first.len(), 2, "each address once");
+        let second = Redialing::addresses(&ep, &[c, b], &first, true);
+        assert_eq!(second[0].ep.target, Target::Tcp("127.0.0.3:1".into()));
+        assert!(
+            Rc::ptr_eq(&second[1], &first[1]),
+            "b kept, with its connection"
+        );
+        // Each address is dialled under the name's authority and TLS name.
+        assert_eq!(second[0].ep.authority, ep.authority);
+        assert_eq!(second[0].ep.server_name, ep.server_name);
+    }
+
+    #[tokio::test]
+    async fn a_name_resolves_to_its_addresses_once_until_due() {
+        let ep = crate::Endpoint::from_target_str("localhost:9").unwrap();
+        let r = Redialing::new(ep, Policy::RoundRobin, false);
+        r.resolve_if_due().await.unwrap();
+        let addrs = r.addrs.borrow().clone();
+        assert!(
+            addrs
+                .iter()
+                .any(|a| a.ep.target == Target::Tcp("127.0.0.1:9".into())),
+            "localhost includes 127.0.0.1"
+        );
+        // Not due again: the last resolution is under a second old.
+        let when = r.name.as_ref().unwrap().resolved.get();
+        r.resolve_if_due().await.unwrap();
+        assert_eq!(r.name.as_ref().unwrap().resolved.get(), when);
     }
 }
