@@ -587,7 +587,17 @@ fn the_report_says_why_calls_took_the_h2_crate_path() {
     );
     assert_eq!(
         path(&["--call", HELLO, "--strategy", "expanding:4"]),
-        path_of("h2 (--strategy expanding)")
+        path_of("fast")
+    );
+    // A service config is the h2 crate's alone.
+    assert_eq!(
+        path(&[
+            "--call",
+            HELLO,
+            "--service-config",
+            r#"{"methodConfig": [{"name": [{}], "timeout": "5s"}]}"#
+        ]),
+        path_of("h2 (--service-config)")
     );
 }
 

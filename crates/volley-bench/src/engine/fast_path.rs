@@ -34,31 +34,34 @@ pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str
         "VOLLEY_BENCH_CLIENT=h2"
     } else if opts.service_config.is_some() {
         "--service-config"
-    } else if matches!(opts.strategy, Strategy::Expanding { .. }) {
-        "--strategy expanding"
     } else {
         return None;
     })
 }
 
-/// `n` fast connections (a thread's share of a pool, else one); when one cannot be made, why,
-/// and whether its dial ran out the connect timeout. With `--strategy per-request` (`per_call`),
-/// none: each call dials its own. Over an address list, each is a connection per address, the
-/// calls spread by `lb`.
+/// The thread's fast connections for `strategy` (its share of the run's): a pool's `n`, else
+/// one, which under `expanding` opens more as calls fill it; when one cannot be made, why, and
+/// whether its dial ran out the connect timeout. With `per-request`, none: each call dials its
+/// own. Over an address list (or a name's), each is a connection per address, the calls spread
+/// by `lb`.
 pub(super) async fn dial(
     target: &Target,
-    n: usize,
-    per_call: bool,
+    strategy: Strategy,
     lb: Policy,
 ) -> Result<Vec<(usize, Conn)>, (Status, bool)> {
-    if per_call {
+    let (n, grow) = match strategy {
+        Strategy::Pool(n) => (n, 1),
+        Strategy::Expanding { max } => (1, max),
+        _ => (1, 1),
+    };
+    if strategy == Strategy::PerRequest {
         let c = Redialing::per_call(target.endpoint().clone(), lb);
         return Ok(vec![(0, Conn::Fast(Rc::new(c)))]);
     }
     let mut out = Vec::new();
     for k in 0..n {
         let began = Instant::now();
-        match Redialing::balanced(target.endpoint().clone(), lb).await {
+        match Redialing::expanding(target.endpoint().clone(), lb, grow).await {
             Ok(c) => out.push((k, Conn::Fast(Rc::new(c)))),
             Err(e) => return Err((e, began.elapsed() >= target.endpoint().connect_timeout)),
         }

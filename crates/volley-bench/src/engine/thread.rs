@@ -122,12 +122,8 @@ async fn dial(
     // Unary gRPC calls take the fast path when nothing they need is the h2-crate path's
     // alone; if its connections cannot be made, the channel dials and says why.
     if fast_path::why_not(opts, target).is_none() {
-        let n = match thread_share(opts, place.t, place.threads) {
-            Strategy::Pool(n) => n,
-            _ => 1,
-        };
-        let per_call = opts.strategy == Strategy::PerRequest;
-        match fast_path::dial(target, n, per_call, opts.lb).await {
+        let strategy = thread_share(opts, place.t, place.threads);
+        match fast_path::dial(target, strategy, opts.lb).await {
             Ok(out) => return out,
             // A server that accepted and said nothing for the whole connect timeout: the
             // channel would only wait as long again (the run then ends after twice the

@@ -89,6 +89,12 @@ impl FastConnection {
         self.inner.borrow().replied()
     }
 
+    /// Calls open or waiting for room on it, and whether they fill the server's
+    /// MAX_CONCURRENT_STREAMS.
+    pub(crate) fn load(&self) -> (usize, bool) {
+        self.inner.borrow().load()
+    }
+
     /// Why it takes no new calls, if it does not.
     pub(crate) fn closed_by(&self) -> Option<CallError> {
         self.inner.borrow().closed_by()

@@ -54,6 +54,8 @@ pub struct Redialing {
     name: Option<Name>,
     /// Whether each address keeps its connection (else each call dials its own).
     kept: bool,
+    /// `expanding`: the most connections an address opens (1: one, dialled again as it goes).
+    max_per_address: usize,
 }
 
 /// A name to resolve, and when it last was.
@@ -82,6 +84,17 @@ struct Address {
     until: Cell<Option<Instant>>,
     /// Why the last dial failed, if it did: what calls fail with until the next.
     failed: RefCell<Option<Status>>,
+    /// `expanding`: the connections opened beside the first when every one was full.
+    grown: Option<Grown>,
+}
+
+/// The connections an address opens beyond its first under `expanding`, up to `max` in all.
+struct Grown {
+    /// Lowered to what is open when a dial for another fails: no dial per full call.
+    max: Cell<usize>,
+    extra: RefCell<Vec<FastConnection>>,
+    /// A dial for another is under way: calls meanwhile wait on those open.
+    dialling: Cell<bool>,
 }
 
 impl Redialing {
@@ -90,7 +103,30 @@ impl Redialing {
     /// resolved); an error only when none can be reached (the first address's). An address
     /// whose dial failed backs off.
     pub async fn balanced(ep: crate::Endpoint, policy: Policy) -> Result<Redialing, Status> {
-        let r = Redialing::new(ep, policy, true);
+        Redialing::expanding(ep, policy, 1).await
+    }
+
+    /// As [`Self::balanced`], each address opening another connection (up to `max` in all)
+    /// when a call finds every one it has full (as many calls open or waiting as the server's
+    /// MAX_CONCURRENT_STREAMS), as the channel's `expanding` strategy does. Connections opened
+    /// so stay open until the run ends (the channel closes them after 30 s idle).
+    pub async fn expanding(
+        ep: crate::Endpoint,
+        policy: Policy,
+        max: usize,
+    ) -> Result<Redialing, Status> {
+        let mut r = Redialing::new(ep, policy, true);
+        r.max_per_address = max.max(1);
+        if r.max_per_address > 1 {
+            // The addresses of a list exist already; a name's are made with it.
+            let addrs: Rc<[Rc<Address>]> = r
+                .addrs
+                .borrow()
+                .iter()
+                .map(|a| Rc::new(Address::new(a.ep.clone(), true, r.max_per_address)))
+                .collect();
+            *r.addrs.borrow_mut() = addrs;
+        }
         if let Some(name) = &r.name {
             r.resolve(name).await?;
         }
@@ -139,8 +175,8 @@ impl Redialing {
             _ => None,
         };
         let addrs = match &ep.target {
-            Target::List(list) => Redialing::addresses(&ep, list, &[], kept),
-            _ => Rc::from([Rc::new(Address::new(ep, kept))]),
+            Target::List(list) => Redialing::addresses(&ep, list, &[], kept, 1),
+            _ => Rc::from([Rc::new(Address::new(ep, kept, 1))]),
         };
         Redialing {
             addrs: RefCell::new(addrs),
@@ -148,6 +184,7 @@ impl Redialing {
             next: Cell::new(0),
             name,
             kept,
+            max_per_address: 1,
         }
     }
 
@@ -158,6 +195,7 @@ impl Redialing {
         list: &[SocketAddr],
         old: &[Rc<Address>],
         kept: bool,
+        max: usize,
     ) -> Rc<[Rc<Address>]> {
         let mut seen = std::collections::HashSet::new();
         list.iter()
@@ -169,7 +207,7 @@ impl Redialing {
                     None => {
                         let mut one = ep.clone();
                         one.target = target;
-                        Rc::new(Address::new(one, kept))
+                        Rc::new(Address::new(one, kept, max))
                     }
                 }
             })
@@ -191,7 +229,8 @@ impl Redialing {
                     };
                 }
                 let old = self.addrs.borrow().clone();
-                let fresh = Redialing::addresses(&name.ep, &found, &old, self.kept);
+                let fresh =
+                    Redialing::addresses(&name.ep, &found, &old, self.kept, self.max_per_address);
                 *self.addrs.borrow_mut() = fresh;
                 Ok(())
             }
@@ -352,20 +391,30 @@ impl Redialing {
 impl Address {
     /// An address of `ep`, not dialled yet; `kept`: it keeps a connection (else each call
     /// dials its own).
-    fn new(ep: crate::Endpoint, kept: bool) -> Address {
+    fn new(ep: crate::Endpoint, kept: bool, max: usize) -> Address {
         Address {
             ep,
             conn: kept.then(|| RefCell::new(None)),
             delay: Cell::new(Duration::ZERO),
             until: Cell::new(None),
             failed: RefCell::new(None),
+            grown: (kept && max > 1).then(|| Grown {
+                max: Cell::new(max),
+                extra: RefCell::new(Vec::new()),
+                dialling: Cell::new(false),
+            }),
         }
     }
 
-    /// Its connection, if one is open (never with a connection per call).
+    /// Its connection, if one is open (never with a connection per call); under `expanding`,
+    /// the least loaded of those open, or none when all are full and another may be dialled.
     fn open(&self) -> Option<FastConnection> {
         let cell = self.conn.as_ref()?.borrow();
-        cell.as_ref().filter(|c| c.closed_by().is_none()).cloned()
+        let first = cell.as_ref().filter(|c| c.closed_by().is_none());
+        match &self.grown {
+            None => first.cloned(),
+            Some(g) => g.least_loaded(first?),
+        }
     }
 
     /// Whether the address has no open connection and may not be dialled yet.
@@ -380,6 +429,14 @@ impl Address {
         };
         if let Some(open) = self.open() {
             return Ok(open);
+        }
+        if let Some(g) = &self.grown {
+            // (The borrow ends here, before any wait.)
+            let first = cell.borrow().clone().filter(|c| c.closed_by().is_none());
+            if let Some(first) = first {
+                // Every connection is full and there is room for another.
+                return Ok(g.grow(&self.ep, first).await);
+            }
         }
         // Closed, or never made.
         let conn = cell.borrow().clone();
@@ -431,6 +488,46 @@ impl Address {
     }
 }
 
+impl Grown {
+    /// The least loaded of `first` and the extra connections open; `None` when that one is
+    /// full and another may be opened. Closed extras are let go.
+    fn least_loaded(&self, first: &FastConnection) -> Option<FastConnection> {
+        let mut extra = self.extra.borrow_mut();
+        extra.retain(|c| c.closed_by().is_none());
+        let (mut best, (mut calls, mut full)) = (first, first.load());
+        for c in extra.iter() {
+            let (n, f) = c.load();
+            if n < calls {
+                (best, calls, full) = (c, n, f);
+            }
+        }
+        if full && 1 + extra.len() < self.max.get() && !self.dialling.get() {
+            return None;
+        }
+        Some(best.clone())
+    }
+
+    /// Another connection, kept beside `first`; if it cannot be made, `first` (the call waits
+    /// there for room), and no more are dialled.
+    async fn grow(&self, ep: &crate::Endpoint, first: FastConnection) -> FastConnection {
+        if self.dialling.replace(true) {
+            return first;
+        }
+        let dialled = FastConnection::connect(ep).await;
+        self.dialling.set(false);
+        match dialled {
+            Ok(c) => {
+                self.extra.borrow_mut().push(c.clone());
+                c
+            }
+            Err(_) => {
+                self.max.set(1 + self.extra.borrow().len());
+                first
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,9 +561,9 @@ mod tests {
             addr("127.0.0.2:1"),
             addr("127.0.0.3:1"),
         );
-        let first = Redialing::addresses(&ep, &[a, b, a], &[], true);
+        let first = Redialing::addresses(&ep, &[a, b, a], &[], true, 1);
         assert_eq!(first.len(), 2, "each address once");
-        let second = Redialing::addresses(&ep, &[c, b], &first, true);
+        let second = Redialing::addresses(&ep, &[c, b], &first, true, 1);
         assert_eq!(second[0].ep.target, Target::Tcp("127.0.0.3:1".into()));
         assert!(
             Rc::ptr_eq(&second[1], &first[1]),

@@ -160,6 +160,12 @@ impl Inner {
         self.closed.clone()
     }
 
+    /// Calls open or waiting for room, and whether they fill the server's concurrency limit.
+    pub(super) fn load(&self) -> (usize, bool) {
+        let calls = self.open as usize + self.waiting_room.len();
+        (calls, calls >= self.max_open as usize)
+    }
+
     /// Whether the server has answered a call here.
     pub(super) fn replied(&self) -> bool {
         self.replied
