@@ -16,6 +16,7 @@
 //! the caller gives them (`client_stream`). Not handled: server push (refused by SETTINGS). A
 //! call the server never saw is sent once more on a new connection (`redial`).
 
+mod address;
 mod client_stream;
 mod count;
 mod error;
