@@ -154,6 +154,14 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// The same endpoint dialled at one of its addresses (a balancer's backend): its
+    /// `:authority`, TLS name and timers kept.
+    pub(crate) fn at(&self, addr: SocketAddr) -> Endpoint {
+        let mut one = self.clone();
+        one.target = Target::Tcp(addr.to_string());
+        one
+    }
+
     /// A plaintext endpoint with default timers.
     pub fn new(target: Target) -> Result<Endpoint, EndpointError> {
         let server_name = ServerName::try_from(target.host().to_owned()).map_err(|e| {

@@ -2,7 +2,24 @@
 //! ([`Channel::balanced`](crate::Channel::balanced)) and a service config's
 //! `loadBalancingConfig` both name them.
 
-use std::str::FromStr;
+use std::{net::SocketAddr, str::FromStr, time::Duration};
+
+use volley_wire::Status;
+
+use crate::connection::unavailable;
+
+/// A name is resolved again after every address failed at most this often (the channel's
+/// balancer and the fast path's).
+pub(crate) const RERESOLVE_MIN: Duration = Duration::from_secs(1);
+
+/// The addresses `host_port` resolves to, by the system's resolver (for the channel's balancer
+/// and the fast path's); Unavailable, saying so, when it cannot be resolved.
+pub(crate) async fn lookup(host_port: &str) -> Result<Vec<SocketAddr>, Status> {
+    match tokio::net::lookup_host(host_port).await {
+        Ok(addrs) => Ok(addrs.collect()),
+        Err(e) => Err(unavailable(format!("cannot resolve {host_port}: {e}"))),
+    }
+}
 
 /// How a call picks among several addresses (gRPC's load-balancing policy names).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

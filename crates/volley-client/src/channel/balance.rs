@@ -19,13 +19,15 @@ use super::{
     pool::{Inner, Lease},
     strategy::Strategy,
 };
-use crate::{Endpoint, Target, connection::unavailable, policy::Policy};
+use crate::{
+    Endpoint, Target,
+    connection::unavailable,
+    policy::{Policy, RERESOLVE_MIN, lookup},
+};
 
 /// How often a name is resolved again (gRPC's DNS resolver waits at least 30 s between
 /// resolutions).
 const REFRESH: Duration = Duration::from_secs(30);
-/// Resolutions after every address failed are at least this far apart.
-const RERESOLVE_MIN: Duration = Duration::from_secs(1);
 
 /// One address and its connections.
 struct Backend {
@@ -107,14 +109,10 @@ impl Balanced {
                     addr,
                     inner: b.inner.clone(),
                 },
-                None => {
-                    let mut ep = self.ep.clone();
-                    ep.target = Target::Tcp(addr.to_string());
-                    Backend {
-                        addr,
-                        inner: Inner::new(ep, self.strategy, self.idle),
-                    }
-                }
+                None => Backend {
+                    addr,
+                    inner: Inner::new(self.ep.at(addr), self.strategy, self.idle),
+                },
             })
             .collect();
         *self.backends.write().unwrap_or_else(|p| p.into_inner()) = Arc::from(backends);
@@ -138,17 +136,12 @@ impl Balanced {
             return Ok(());
         }
         *last = Some(Instant::now());
-        match tokio::net::lookup_host(name.as_str()).await {
-            Ok(addrs) => {
-                let addrs: Vec<SocketAddr> = addrs.collect();
-                if !addrs.is_empty() {
-                    self.install(&addrs);
-                    self.ready.store(true, Ordering::Release);
-                }
-                Ok(())
-            }
-            Err(e) => Err(unavailable(format!("cannot resolve {name}: {e}"))),
+        let addrs = lookup(name).await?;
+        if !addrs.is_empty() {
+            self.install(&addrs);
+            self.ready.store(true, Ordering::Release);
         }
+        Ok(())
     }
 
     /// Dials every address's first connections; fails only when none can be reached.

@@ -18,7 +18,11 @@ use volley_wire::Status;
 use super::{
     FastConnection, OpenStream, StreamReply, address::Address, error::CallError, frame::HeaderBlock,
 };
-use crate::{Policy, Target, UnaryReply, connection::unavailable};
+use crate::{
+    Policy, Target, UnaryReply,
+    connection::unavailable,
+    policy::{RERESOLVE_MIN, lookup},
+};
 
 /// Fast-path connections to an endpoint, one per address (an `ipv4:`/`ipv6:` list has several,
 /// and so has a name balanced `round_robin`, once resolved; any other target one), each
@@ -46,7 +50,7 @@ pub struct Redialing {
     next: Cell<usize>,
     /// A name balanced round robin: resolved to its addresses before the first dial, again
     /// when a call finds the address whose turn it is without a connection (at most every
-    /// [`RERESOLVE`]), or every address backing off (at most every [`RERESOLVE_STUCK`]).
+    /// [`RERESOLVE`]), or every address backing off (at most every [`RERESOLVE_MIN`]).
     name: Option<Name>,
     /// Whether each address keeps its connection (else each call dials its own).
     kept: bool,
@@ -64,9 +68,6 @@ struct Name {
 /// Resolutions after a connection is lost are at least this far apart: grpc-go's DNS resolver
 /// re-resolves when a connection goes and waits 30 s between resolutions.
 const RERESOLVE: Duration = Duration::from_secs(30);
-/// While every address is backing off, a resolution may come this soon after the last (the
-/// h2-crate path's balancer waits as long).
-const RERESOLVE_STUCK: Duration = Duration::from_secs(1);
 
 impl Redialing {
     /// Connections to `ep`'s addresses, calls spread by `policy`: `pick_first` dials the
@@ -86,18 +87,7 @@ impl Redialing {
         policy: Policy,
         max: usize,
     ) -> Result<Redialing, Status> {
-        let mut r = Redialing::new(ep, policy, true);
-        r.max_per_address = max.max(1);
-        if r.max_per_address > 1 {
-            // The addresses of a list exist already; a name's are made with it.
-            let addrs: Rc<[Rc<Address>]> = r
-                .addrs
-                .borrow()
-                .iter()
-                .map(|a| Rc::new(Address::new(a.ep.clone(), true, r.max_per_address)))
-                .collect();
-            *r.addrs.borrow_mut() = addrs;
-        }
+        let r = Redialing::new(ep, policy, true, max.max(1));
         if let Some(name) = &r.name {
             r.resolve(name).await?;
         }
@@ -127,10 +117,10 @@ impl Redialing {
     /// call (after every address of a list has been tried), as the h2-crate path's
     /// per-request calls do, with no backoff.
     pub fn per_call(ep: crate::Endpoint, policy: Policy) -> Redialing {
-        Redialing::new(ep, policy, false)
+        Redialing::new(ep, policy, false, 1)
     }
 
-    fn new(ep: crate::Endpoint, policy: Policy, kept: bool) -> Redialing {
+    fn new(ep: crate::Endpoint, policy: Policy, kept: bool, max_per_address: usize) -> Redialing {
         let name = match &ep.target {
             // A name balanced round robin: its addresses, each a backend, once resolved (a
             // name under pick_first is dialled as one, as the system orders its addresses).
@@ -146,8 +136,8 @@ impl Redialing {
             _ => None,
         };
         let addrs = match &ep.target {
-            Target::List(list) => Redialing::addresses(&ep, list, &[], kept, 1),
-            _ => Rc::from([Rc::new(Address::new(ep, kept, 1))]),
+            Target::List(list) => Redialing::addresses(&ep, list, &[], kept, max_per_address),
+            _ => Rc::from([Rc::new(Address::new(ep, kept, max_per_address))]),
         };
         Redialing {
             addrs: RefCell::new(addrs),
@@ -155,7 +145,7 @@ impl Redialing {
             next: Cell::new(0),
             name,
             kept,
-            max_per_address: 1,
+            max_per_address,
         }
     }
 
@@ -171,15 +161,11 @@ impl Redialing {
         let mut seen = std::collections::HashSet::new();
         list.iter()
             .filter(|a| seen.insert(**a))
-            .map(|a| {
-                let target = Target::Tcp(a.to_string());
-                match old.iter().find(|o| o.ep.target == target) {
+            .map(|&a| {
+                let one = ep.at(a);
+                match old.iter().find(|o| o.ep.target == one.target) {
                     Some(o) => o.clone(),
-                    None => {
-                        let mut one = ep.clone();
-                        one.target = target;
-                        Rc::new(Address::new(one, kept, max))
-                    }
+                    None => Rc::new(Address::new(one, kept, max)),
                 }
             })
             .collect()
@@ -190,31 +176,22 @@ impl Redialing {
     async fn resolve(&self, name: &Name) -> Result<(), Status> {
         let first = name.resolved.get().is_none();
         name.resolved.set(Some(Instant::now()));
-        match tokio::net::lookup_host(name.host_port.as_str()).await {
-            Ok(found) => {
-                let found: Vec<SocketAddr> = found.collect();
-                if found.is_empty() {
-                    return match first {
-                        true => Err(unavailable(format!("{} has no address", name.host_port))),
-                        false => Ok(()),
-                    };
-                }
-                let old = self.addrs.borrow().clone();
-                let fresh =
-                    Redialing::addresses(&name.ep, &found, &old, self.kept, self.max_per_address);
-                *self.addrs.borrow_mut() = fresh;
-                Ok(())
+        let found = match lookup(&name.host_port).await {
+            Ok(found) if !found.is_empty() => found,
+            Ok(_) if first => {
+                return Err(unavailable(format!("{} has no address", name.host_port)));
             }
-            Err(e) if first => Err(unavailable(format!(
-                "cannot resolve {}: {e}",
-                name.host_port
-            ))),
-            Err(_) => Ok(()),
-        }
+            Err(e) if first => return Err(e),
+            _ => return Ok(()),
+        };
+        let old = self.addrs.borrow().clone();
+        let fresh = Redialing::addresses(&name.ep, &found, &old, self.kept, self.max_per_address);
+        *self.addrs.borrow_mut() = fresh;
+        Ok(())
     }
 
     /// Resolves the name again when it is due: never resolved, every address backing off
-    /// for [`RERESOLVE_STUCK`], or otherwise [`RERESOLVE`] since the last time (a call only
+    /// for [`RERESOLVE_MIN`], or otherwise [`RERESOLVE`] since the last time (a call only
     /// gets here when the address whose turn it is has no connection).
     async fn resolve_if_due(&self) -> Result<(), Status> {
         let Some(name) = &self.name else {
@@ -225,7 +202,7 @@ impl Redialing {
             Some(t) => {
                 let addrs = self.addrs.borrow().clone();
                 let stuck = addrs.iter().all(|a| a.backing_off());
-                t.elapsed() >= if stuck { RERESOLVE_STUCK } else { RERESOLVE }
+                t.elapsed() >= if stuck { RERESOLVE_MIN } else { RERESOLVE }
             }
         };
         if due {
@@ -370,7 +347,7 @@ mod tests {
     #[test]
     fn only_a_name_under_round_robin_is_resolved() {
         let ep = |s: &str| crate::Endpoint::from_target_str(s).unwrap();
-        let rr = Redialing::new(ep("dns:///localhost:1"), Policy::RoundRobin, true);
+        let rr = Redialing::new(ep("dns:///localhost:1"), Policy::RoundRobin, true, 1);
         assert_eq!(rr.name.as_ref().unwrap().host_port, "localhost:1");
         for (target, policy) in [
             ("localhost:1", Policy::PickFirst),
@@ -378,7 +355,7 @@ mod tests {
             ("ipv4:127.0.0.1:1,127.0.0.2:1", Policy::RoundRobin),
         ] {
             assert!(
-                Redialing::new(ep(target), policy, true).name.is_none(),
+                Redialing::new(ep(target), policy, true, 1).name.is_none(),
                 "{target}"
             );
         }
@@ -408,7 +385,7 @@ mod tests {
     #[tokio::test]
     async fn a_name_resolves_to_its_addresses_once_until_due() {
         let ep = crate::Endpoint::from_target_str("localhost:9").unwrap();
-        let r = Redialing::new(ep, Policy::RoundRobin, false);
+        let r = Redialing::new(ep, Policy::RoundRobin, false, 1);
         r.resolve_if_due().await.unwrap();
         let addrs = r.addrs.borrow().clone();
         assert!(
