@@ -172,3 +172,13 @@ pub enum Error {
     /// Failed to perform HPACK decoding
     Hpack(hpack::DecoderError),
 }
+
+// volley: a frame is moved by value through the codec and the send queues; its HEADERS block is
+// boxed to keep those moves small (frame/headers.rs).
+#[cfg(test)]
+mod volley_size {
+    #[test]
+    fn a_frame_stays_small() {
+        assert!(std::mem::size_of::<super::Frame<bytes::Bytes>>() <= 64);
+    }
+}
