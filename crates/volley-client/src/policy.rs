@@ -12,6 +12,11 @@ use crate::connection::unavailable;
 /// balancer and the fast path's).
 pub(crate) const RERESOLVE_MIN: Duration = Duration::from_secs(1);
 
+/// Otherwise resolutions of a name are this far apart: the channel's balancer resolves it this
+/// often, the fast path at most this often after a lost connection (gRPC's DNS resolver waits
+/// at least 30 s between resolutions).
+pub(crate) const REFRESH: Duration = Duration::from_secs(30);
+
 /// The addresses `host_port` resolves to, by the system's resolver (for the channel's balancer
 /// and the fast path's); Unavailable, saying so, when it cannot be resolved.
 pub(crate) async fn lookup(host_port: &str) -> Result<Vec<SocketAddr>, Status> {

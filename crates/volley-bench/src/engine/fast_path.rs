@@ -18,8 +18,8 @@ use crate::{
 /// calls of every kind (any data: fixed, templated or NDJSON, of any size; per-call metadata
 /// included) on one connection, a pool, or one per call (`--strategy per-request`), to one
 /// address or over the addresses of a list or a name (`--lb-strategy`); what it lacks is the
-/// h2-crate path's (`docs/bench.md`). A mix takes it when each of its entries would (they share the run's
-/// connections).
+/// h2-crate path's (`docs/bench.md`). A mix takes it when each of its entries would (they share
+/// the run's connections).
 pub(super) fn why_not(opts: &RunOptions, target: &Target) -> Option<&'static str> {
     if let Target::Mix(m) = target {
         return m.entries().iter().find_map(|e| match &e.target {

@@ -22,12 +22,8 @@ use super::{
 use crate::{
     Endpoint, Target,
     connection::unavailable,
-    policy::{Policy, RERESOLVE_MIN, lookup},
+    policy::{Policy, REFRESH, RERESOLVE_MIN, lookup},
 };
-
-/// How often a name is resolved again (gRPC's DNS resolver waits at least 30 s between
-/// resolutions).
-const REFRESH: Duration = Duration::from_secs(30);
 
 /// One address and its connections.
 struct Backend {

@@ -9,7 +9,7 @@ use std::{
     cell::{Cell, RefCell},
     net::SocketAddr,
     rc::Rc,
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use bytes::Bytes;
@@ -21,7 +21,7 @@ use super::{
 use crate::{
     Policy, Target, UnaryReply,
     connection::unavailable,
-    policy::{RERESOLVE_MIN, lookup},
+    policy::{REFRESH, RERESOLVE_MIN, lookup},
 };
 
 /// Fast-path connections to an endpoint, one per address (an `ipv4:`/`ipv6:` list has several,
@@ -50,7 +50,7 @@ pub struct Redialing {
     next: Cell<usize>,
     /// A name balanced round robin: resolved to its addresses before the first dial, again
     /// when a call finds the address whose turn it is without a connection (at most every
-    /// [`RERESOLVE`]), or every address backing off (at most every [`RERESOLVE_MIN`]).
+    /// [`REFRESH`]), or every address backing off (at most every [`RERESOLVE_MIN`]).
     name: Option<Name>,
     /// Whether each address keeps its connection (else each call dials its own).
     kept: bool,
@@ -64,10 +64,6 @@ struct Name {
     host_port: String,
     resolved: Cell<Option<Instant>>,
 }
-
-/// Resolutions after a connection is lost are at least this far apart: grpc-go's DNS resolver
-/// re-resolves when a connection goes and waits 30 s between resolutions.
-const RERESOLVE: Duration = Duration::from_secs(30);
 
 impl Redialing {
     /// Connections to `ep`'s addresses, calls spread by `policy`: `pick_first` dials the
@@ -191,7 +187,7 @@ impl Redialing {
     }
 
     /// Resolves the name again when it is due: never resolved, every address backing off
-    /// for [`RERESOLVE_MIN`], or otherwise [`RERESOLVE`] since the last time (a call only
+    /// for [`RERESOLVE_MIN`], or otherwise [`REFRESH`] since the last time (a call only
     /// gets here when the address whose turn it is has no connection).
     async fn resolve_if_due(&self) -> Result<(), Status> {
         let Some(name) = &self.name else {
@@ -200,9 +196,8 @@ impl Redialing {
         let due = match name.resolved.get() {
             None => true,
             Some(t) => {
-                let addrs = self.addrs.borrow().clone();
-                let stuck = addrs.iter().all(|a| a.backing_off());
-                t.elapsed() >= if stuck { RERESOLVE_MIN } else { RERESOLVE }
+                let stuck = self.addrs.borrow().iter().all(|a| a.backing_off());
+                t.elapsed() >= if stuck { RERESOLVE_MIN } else { REFRESH }
             }
         };
         if due {
