@@ -112,8 +112,9 @@ pub fn parse(args: &[String]) -> Result<Parsed, ParseError> {
             return Err(ParseError::Bad(format!("bad flag syntax: {s}")));
         }
         i += 1;
-        // `=` cannot be the name's first character.
-        let (name, value) = match name_val[1..].find('=') {
+        // `=` cannot be the name's first character. Bytes, as Go's flag package reads them: a
+        // name may start with a character of several bytes (`-é`), and `=` is one byte.
+        let (name, value) = match name_val.bytes().skip(1).position(|b| b == b'=') {
             Some(p) => (&name_val[..p + 1], Some(&name_val[p + 2..])),
             None => (name_val, None),
         };
@@ -348,5 +349,9 @@ mod tests {
             "invalid value \"99999999999999999999\" for flag -max-msg-sz: value out of range"
         );
         assert_eq!(p(&["-h"]), Err(ParseError::Help));
+        // A name that starts with a character of several bytes is read, not sliced through.
+        assert_eq!(bad(&["-é"]), "flag provided but not defined: -é");
+        assert_eq!(bad(&["--é=1"]), "flag provided but not defined: -é");
+        assert_eq!(bad(&["-ü=é"]), "flag provided but not defined: -ü");
     }
 }

@@ -66,6 +66,10 @@ pub enum Item {
     More,
 }
 
+/// The largest end frame read (gRPC-Web's trailer block, Connect's end-of-stream JSON): grpc-go's
+/// default bound on a header list (16 MiB), which trailers are on HTTP/2.
+pub const MAX_END: usize = 16 << 20;
+
 /// Envelopes of a gRPC-Web or Connect streaming body (or a Connect unary body).
 pub struct Envelopes {
     connect: bool,
@@ -113,13 +117,17 @@ impl Envelopes {
         }
         let flags = self.buf[0];
         let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
-        if len > self.max && flags & 0x82 == 0 {
+        // A message past -max-msg-sz, or an end frame (gRPC-Web's trailers, Connect's
+        // end-of-stream) past MAX_END: refused at its header, before its bytes are buffered.
+        let end = flags & if self.connect { 0x02 } else { 0x80 } != 0;
+        let (max, what) = match end {
+            false => (self.max, "message"),
+            true => (MAX_END, "end-of-stream frame"),
+        };
+        if len > max {
             return Err(CallStatus::new(
                 8,
-                format!(
-                    "grpc: received message larger than max ({len} vs. {})",
-                    self.max
-                ),
+                format!("grpc: received {what} larger than max ({len} vs. {max})"),
             ));
         }
         if self.buf.len() < 5 + len {
@@ -136,7 +144,23 @@ impl Envelopes {
                 Ok(Item::End(status, metadata::from_response(&trailers)))
             }
             (true, f) if f & 0x02 != 0 => {
-                let v: serde_json::Value = serde_json::from_slice(&payload).unwrap_or_default();
+                let v: serde_json::Value = match serde_json::from_slice(&payload) {
+                    Ok(v @ serde_json::Value::Object(_)) => v,
+                    Ok(_) => {
+                        return Err(CallStatus::new(
+                            13,
+                            "protocol error: the Connect end-of-stream message is not a JSON object",
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(CallStatus::new(
+                            13,
+                            format!(
+                                "protocol error: the Connect end-of-stream message is not JSON: {e}"
+                            ),
+                        ));
+                    }
+                };
                 let status = match v.get("error") {
                     Some(e) => status_from_json(e, 2),
                     None => CallStatus::default(),
@@ -200,5 +224,58 @@ mod tests {
             }
             _ => panic!("no end"),
         }
+    }
+
+    fn frame(flags: u8, len: u32, payload: &[u8]) -> Bytes {
+        let mut f = vec![flags];
+        f.extend_from_slice(&len.to_be_bytes());
+        f.extend_from_slice(payload);
+        Bytes::from(f)
+    }
+
+    #[test]
+    fn an_end_frame_past_its_bound_is_refused_at_its_header() {
+        // gRPC-Web trailers and Connect's end-of-stream announcing 4 GiB: refused before any of
+        // it is buffered, as a message past -max-msg-sz is.
+        for (connect, flags) in [(false, 0x80), (true, 0x02)] {
+            let mut e = Envelopes::new(connect, 1 << 20);
+            e.push(frame(flags, u32::MAX, b""));
+            let st = match e.next_item() {
+                Err(st) => st,
+                Ok(_) => panic!("a 4 GiB end frame was waited for"),
+            };
+            assert_eq!(st.code, 8);
+            assert_eq!(
+                st.message,
+                format!(
+                    "grpc: received end-of-stream frame larger than max (4294967295 vs. {MAX_END})"
+                )
+            );
+        }
+        let mut e = Envelopes::new(true, 10);
+        e.push(frame(0, 11, b""));
+        assert!(matches!(e.next_item(), Err(st) if st.code == 8));
+    }
+
+    #[test]
+    fn a_connect_end_of_stream_that_is_not_json_is_an_error() {
+        for body in [&b"{not json"[..], b"[1]", b""] {
+            let mut e = Envelopes::new(true, 1 << 20);
+            e.push(frame(0x02, body.len() as u32, body));
+            match e.next_item() {
+                Err(st) => {
+                    assert_eq!(st.code, 13, "{body:?}");
+                    assert!(
+                        st.message
+                            .starts_with("protocol error: the Connect end-of-stream")
+                    );
+                }
+                Ok(_) => panic!("{body:?} read as the end of a good call"),
+            }
+        }
+        // `{}` is a clean end.
+        let mut e = Envelopes::new(true, 1 << 20);
+        e.push(frame(0x02, 2, b"{}"));
+        assert!(matches!(e.next_item(), Ok(Item::End(s, _)) if s.code == 0));
     }
 }

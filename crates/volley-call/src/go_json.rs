@@ -60,7 +60,13 @@ pub struct Values<R> {
     lines_before: usize,
     /// Bytes since the last newline before `buf`.
     column_before: usize,
+    /// Objects and arrays open around the value being read.
+    depth: usize,
 }
+
+/// Go's `maxNestingDepth`: deeper input is refused ("exceeded max depth") rather than read
+/// into a stack that would overflow.
+pub const MAX_DEPTH: usize = 10_000;
 
 impl<R: BufRead> Values<R> {
     /// Reads from `src`.
@@ -71,6 +77,7 @@ impl<R: BufRead> Values<R> {
             pos: 0,
             lines_before: 0,
             column_before: 0,
+            depth: 0,
         }
     }
 
@@ -134,8 +141,19 @@ impl<R: BufRead> Values<R> {
     fn value(&mut self) -> Result<Node, String> {
         self.skip_space();
         match self.need()? {
-            b'{' => self.object(),
-            b'[' => self.array(),
+            c @ (b'{' | b'[') => {
+                if self.depth == MAX_DEPTH {
+                    return Err("exceeded max depth".to_owned());
+                }
+                self.depth += 1;
+                let v = if c == b'{' {
+                    self.object()
+                } else {
+                    self.array()
+                };
+                self.depth -= 1;
+                v
+            }
             b'"' => self.string().map(Node::Str),
             b'-' | b'0'..=b'9' => self.number(),
             b't' => self.literal("true", Node::Bool(true)),

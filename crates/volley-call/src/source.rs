@@ -244,21 +244,25 @@ pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<Descr
     } else {
         import_paths.iter().map(Into::into).collect()
     };
-    for f in files {
+    let named: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
+    let files = if import_paths.is_empty() {
+        named.clone()
+    } else {
+        volley_proto::schema::resolve_filenames(&includes, &named)
+    };
+    for (f, given) in files.iter().zip(&named) {
         let found = if import_paths.is_empty() {
-            std::path::Path::new(f).is_file()
+            f.is_file()
         } else {
-            import_paths
-                .iter()
-                .any(|d| std::path::Path::new(d).join(f).is_file())
+            includes.iter().any(|d| d.join(f).is_file())
         };
         if !found {
             return Err(format!(
-                "could not parse given files: open {f}: no such file or directory"
+                "could not parse given files: open {}: no such file or directory",
+                given.display()
             ));
         }
     }
-    let files: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
     let set = volley_proto::schema::compile_files(&files, &includes)
         .map_err(|e| format!("could not parse given files: {e}"))?;
     DescriptorPool::from_file_descriptor_set(set).map_err(|e| e.to_string())

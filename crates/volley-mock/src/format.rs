@@ -79,6 +79,18 @@ impl RawMatcher {
     }
 }
 
+/// An output header's or trailer's value: GripMock's text, where `;` separates several values,
+/// or (volley's extension, which recordings write when a value holds a `;`) a list whose
+/// values are taken whole.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum MetaValue {
+    /// `"a;b"`: the values `a` and `b`.
+    Text(String),
+    /// `["a;b", "c"]`: the values `a;b` and `c`.
+    List(Vec<String>),
+}
+
 #[derive(Deserialize, Serialize, Clone, Debug, Default)]
 pub(crate) struct RawOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,9 +105,9 @@ pub(crate) struct RawOutput {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<Value>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, MetaValue>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub trailers: BTreeMap<String, String>,
+    pub trailers: BTreeMap<String, MetaValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Value>,
 }

@@ -131,9 +131,17 @@ pub(crate) struct Output {
     pub status: Option<(Code, Text)>,
     /// `details`: packed into `grpc-status-details-bin` with an error.
     pub details: Vec<prost_types::Any>,
-    pub headers: Vec<(HeaderName, Text)>,
-    pub trailers: Vec<(HeaderName, Text)>,
+    pub headers: Vec<Meta>,
+    pub trailers: Vec<Meta>,
     pub delay: Delay,
+}
+
+/// One output header or trailer.
+pub(crate) struct Meta {
+    pub name: HeaderName,
+    pub value: Text,
+    /// GripMock's form: `;` separates several values in the rendered text.
+    pub split: bool,
 }
 
 /// One reply message.

@@ -41,6 +41,8 @@ pub struct Config {
     pub record: Option<crate::record::Record>,
     /// The call history's byte budget (GripMock's `HISTORY_LIMIT`, 64 MiB); 0 keeps none.
     pub history: usize,
+    /// The bearer token every admin API request must bear (none: GripMock's open admin API).
+    pub admin_token: Option<String>,
 }
 
 impl Default for Config {
@@ -56,6 +58,7 @@ impl Default for Config {
             threads: None,
             record: None,
             history: 64 << 20,
+            admin_token: None,
         }
     }
 }
@@ -142,16 +145,30 @@ pub fn run(cfg: Config, stop: StopSignal) -> Result<()> {
 
     let grpc = bind(&cfg.grpc_addr, "gRPC")?;
     let admin = bind(&cfg.admin_addr, "admin API")?;
-    let admin_at = crate::admin::serve(admin, stubs.clone())?;
-    info!("admin API on http://{admin_at}/api (GripMock's), and /add, /find, /clear (v1's)");
+    let admin_at = crate::admin::serve(admin, stubs.clone(), cfg.admin_token.as_deref())?;
+    let auth = match cfg.admin_token {
+        Some(_) => "; every request needs `authorization: Bearer TOKEN`",
+        None => "",
+    };
+    info!("admin API on http://{admin_at}/api (GripMock's), and /add, /find, /clear (v1's){auth}");
+    if let Some(line) = crate::admin::exposure_warning(
+        admin_at,
+        cfg.admin_token.is_some(),
+        "--admin-listen 127.0.0.1 or --admin-token",
+    ) {
+        warn!("{line}");
+    }
     let threads = cfg
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    info!(
-        "listening on {} (gRPC, gRPC-Web, Connect; {threads} thread(s))",
-        grpc.local_addr()?
-    );
+    let at = grpc.local_addr()?;
+    let open = match at.ip().is_loopback() {
+        true => "",
+        // GripMock's calls take no auth; said, as every open listener is.
+        false => "; no auth, other hosts can reach it",
+    };
+    info!("listening on {at} (gRPC, gRPC-Web, Connect; {threads} thread(s){open})");
     serve(&server, grpc, threads, stop)
 }
 

@@ -92,6 +92,29 @@ pub fn compile_files(
     Ok(compiler.file_descriptor_set())
 }
 
+/// grpcurl's reading of `-proto` names beside `-import-path` (protoparse's `ResolveFilenames`):
+/// a file that exists from the working directory and lies under an import path is named
+/// relative to that path (`proto/api/users.proto` with `-import-path proto` is
+/// `api/users.proto`); any other name is kept, to be looked up in the import paths.
+pub fn resolve_filenames(import_paths: &[PathBuf], files: &[PathBuf]) -> Vec<PathBuf> {
+    let roots: Vec<PathBuf> = import_paths
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    files
+        .iter()
+        .map(|f| {
+            let Some(abs) = std::fs::canonicalize(f).ok().filter(|_| f.is_file()) else {
+                return f.clone();
+            };
+            roots
+                .iter()
+                .find_map(|r| abs.strip_prefix(r).ok())
+                .map_or_else(|| f.clone(), Path::to_path_buf)
+        })
+        .collect()
+}
+
 fn compile_error(e: &protox::Error) -> SchemaError {
     SchemaError::Compile(crate::compile::describe(e))
 }

@@ -291,8 +291,10 @@ impl ServerBuilder {
     /// [`max_recv_message_size`](Self::max_recv_message_size)): an admin API beside the calls,
     /// as `volley serve --stubs` serves its stubs'. The path is matched exactly, before any
     /// protocol but gRPC's (`application/grpc` requests are always calls); the same path with
-    /// another method is answered 405. Endpoints are not calls: interceptors (so a token check)
-    /// do not see them.
+    /// another method is answered 405. Endpoints are not calls: the server's interceptors see
+    /// them through [`Interceptor::on_endpoint`](crate::intercept::Interceptor::on_endpoint)
+    /// alone, before the body is read, so an access check
+    /// ([`BearerToken`](crate::auth::BearerToken)) covers them as it covers the calls.
     pub fn endpoint<F, Fut>(
         mut self,
         method: http::Method,

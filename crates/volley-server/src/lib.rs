@@ -56,6 +56,8 @@
 //!   batteries.
 //! - [`listen`], [`fds`]: what a server binary does before `serve`: bind TCP or Unix sockets
 //!   with a deep backlog, and raise the open-file limit as Go's runtime does.
+//! - [`side`]: the HTTP/1.1 side server for an admin API or a metrics page on a port of its
+//!   own, under the same access policy as the calls.
 //! - [`codegen`]: what the services `volley-build` generates use.
 //! - `tower`: the routes as a `tower::Service` ([`Router`], from [`Server::router`]), for axum
 //!   and hyper servers.
@@ -66,6 +68,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod accept;
 pub mod auth;
 mod body;
 mod builder;
@@ -93,6 +96,7 @@ pub mod metrics;
 pub mod reflection;
 mod route;
 mod server;
+pub mod side;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;

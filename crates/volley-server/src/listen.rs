@@ -100,6 +100,15 @@ impl Bound {
         })
     }
 
+    /// Whether other hosts can connect: a TCP listener on any address but a loopback one (a
+    /// Unix socket is this host's alone).
+    pub fn reachable_from_other_hosts(&self) -> bool {
+        match self {
+            Bound::Tcp(l) => l.local_addr().is_ok_and(|a| !a.ip().is_loopback()),
+            Bound::Unix(_) => false,
+        }
+    }
+
     /// Where it listens, as the log line says it (`127.0.0.1:PORT`, `unix:/path`).
     pub fn local(&self) -> io::Result<String> {
         Ok(match self {

@@ -2,13 +2,7 @@
 //! socket, `serve_incoming` on a caller's byte streams; one task per connection, backoff on
 //! accept errors) and the graceful drain.
 
-use std::{
-    collections::HashMap,
-    future::Future,
-    io,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use futures_util::Stream;
 use tokio::{
@@ -22,6 +16,7 @@ use tracing::{debug, warn};
 use crate::health::HealthReporter;
 use crate::{
     ServeError,
+    accept::{Logs, is_per_connection},
     conn::{
         ConnContext,
         socket::{Accept, Incoming},
@@ -173,48 +168,4 @@ impl Server {
         }
         Ok(())
     }
-}
-
-/// Accept-loop warnings, at most one line per reason per [`LOG_EVERY`]: the first at once, then
-/// one with how many more there were (a flood of refusals, or an fd limit hit ten times a
-/// second, would otherwise fill the log).
-#[derive(Default)]
-struct Logs {
-    /// Reason -> when it was last logged, and how many since.
-    seen: HashMap<&'static str, (Instant, u64)>,
-}
-
-/// How often one reason is logged, at most.
-const LOG_EVERY: Duration = Duration::from_secs(10);
-
-impl Logs {
-    /// Notes one event of kind `key`; `line` is formatted only when it is logged (a flood of
-    /// refused connections formats nothing between its lines).
-    fn note(&mut self, key: &'static str, line: impl FnOnce() -> String) {
-        let now = Instant::now();
-        match self.seen.get_mut(key) {
-            None => {
-                warn!("{}", line());
-                self.seen.insert(key, (now, 0));
-            }
-            Some((last, more)) => {
-                *more += 1;
-                if now.duration_since(*last) >= LOG_EVERY {
-                    warn!("{} ({more} times in the last {LOG_EVERY:?})", line());
-                    *last = now;
-                    *more = 0;
-                }
-            }
-        }
-    }
-}
-
-fn is_per_connection(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::Interrupted
-    )
 }

@@ -12,7 +12,6 @@ pub mod mock;
 pub mod progress;
 pub mod report;
 pub mod serve;
-pub mod side_http;
 pub mod signal;
 
 use std::process::ExitCode;

@@ -32,6 +32,15 @@ pub struct MockArgs {
     /// Admin API port (GripMock v1's flag; else HTTP_PORT, else 4771).
     #[arg(long, value_name = "PORT")]
     pub admin_port: Option<u16>,
+    /// Require `authorization: Bearer TOKEN` on every admin API request (401 without); GripMock's
+    /// admin API is open. From the environment, it stays out of the process list.
+    #[arg(
+        long,
+        env = "VOLLEY_ADMIN_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
     /// Refuse stub keys GripMock ignores (default: one warning line each, then skipped).
     #[arg(long)]
     pub strict: bool,
@@ -76,13 +85,14 @@ pub enum MockCommand {
 }
 
 /// GripMock v1's flags take one dash, as Go's flag package parses them.
-const GO_FLAGS: [&str; 11] = [
+const GO_FLAGS: [&str; 12] = [
     "stub",
     "imports",
     "grpc-listen",
     "grpc-port",
     "admin-listen",
     "admin-port",
+    "admin-token",
     "strict",
     "threads",
     "timeout",
@@ -211,6 +221,7 @@ pub fn run(args: MockArgs) -> Result<()> {
             watch: watch()?,
             threads: args.threads,
             history: history()?,
+            admin_token: args.admin_token.filter(|t| !t.is_empty()),
             record: args.record.map(|upstream| volley_mock::record::Record {
                 upstream,
                 stubs_out: args.stubs_out.unwrap_or_else(|| PathBuf::from("stubs")),

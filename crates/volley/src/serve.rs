@@ -5,7 +5,7 @@ use std::{net::TcpListener as StdListener, sync::Arc, thread};
 
 use anyhow::{Context, Result};
 use tokio::sync::watch;
-use tracing::info;
+use tracing::{info, warn};
 use volley_server::{Server, auth::BearerToken, cors::Cors, metrics::Metrics, tls};
 use volley_services::Options;
 use volley_telemetry::{ExportOptions, Exporter, OtlpProtocol, ServerTracing};
@@ -58,8 +58,16 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             stubs.watch();
         }
         if let Some(addr) = args.admin_addr {
-            let bound = volley_mock::admin::start(addr, stubs.clone())?;
+            let token = args.require_token.as_deref();
+            let bound = volley_mock::admin::start(addr, stubs.clone(), token)?;
             info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find, GET /clear)");
+            if let Some(line) = volley_mock::admin::exposure_warning(
+                bound,
+                token.is_some(),
+                "--require-token or a loopback --admin-addr",
+            ) {
+                warn!("{line}");
+            }
         }
         builder = volley_mock::admin::mount(builder, &stubs);
         volley_mock::services(&pools, &args.proto, &args.protoset, &stubs)?
@@ -108,7 +116,11 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         builder = builder.cors(cors);
     }
     if let Some(token) = &args.require_token {
-        builder = builder.intercept(BearerToken::new(token));
+        let mut check = BearerToken::new(token);
+        for path in &args.open_endpoint {
+            check = check.open_endpoint(path);
+        }
+        builder = builder.intercept(check);
     }
     builder = builder.max_connections(
         args.max_connections
@@ -183,6 +195,24 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             (_, false) => "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /",
             (_, true) => "HTTP (--http-addr): gRPC, gRPC-Web, Connect, GET /, GET /metrics",
         };
+        // Who can call, said once and before the address (which tells a watcher the server is
+        // up): a port other hosts reach with neither a token nor client certificates (h2c
+        // beside mutual TLS lets them in without one).
+        let authenticated =
+            args.require_token.is_some() || (args.tls_client_ca.is_some() && !args.also_plaintext);
+        if l.reachable_from_other_hosts() && !authenticated {
+            warn!(
+                "{} needs no token and other hosts can reach it: anyone who can connect may \
+                 call every method{}; --require-token, --tls-client-ca or a loopback --addr \
+                 closes it",
+                l.local()?,
+                if pools.is_empty() {
+                    ""
+                } else {
+                    " and change the stubs (the admin API)"
+                }
+            );
+        }
         info!(
             "listening on {} ({what}; {mode}, {threads} thread(s))",
             l.local()?

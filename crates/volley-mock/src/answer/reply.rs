@@ -11,7 +11,7 @@ use volley_server::{Code, Status};
 
 use crate::{
     check::output::fixup,
-    model::{Delay, Effect, Origin, Reply, Stub, Text},
+    model::{Delay, Effect, Meta, Origin, Reply, Stub, Text},
     notfound::header_map,
     stubs::Stubs,
     template::{Ctx, Root},
@@ -160,19 +160,23 @@ pub(crate) fn message(
     })
 }
 
-/// Adds `pairs` (values with `;` are several values) to `map`.
+/// Adds `pairs` (in GripMock's form, values with `;` are several values) to `map`.
 pub(crate) fn add_metadata(
     map: &mut HeaderMap,
-    pairs: &[(http::HeaderName, Text)],
+    pairs: &[Meta],
     ctx: Option<&Ctx>,
     stub: &Stub,
 ) -> Result<(), Status> {
-    for (k, t) in pairs {
-        let v = text(t, ctx, stub, k.as_str())?;
-        for part in v.split(';') {
+    for m in pairs {
+        let v = text(&m.value, ctx, stub, m.name.as_str())?;
+        let mut add = |part: &str| {
             if let Ok(hv) = HeaderValue::from_str(part) {
-                map.append(k.clone(), hv);
+                map.append(m.name.clone(), hv);
             }
+        };
+        match m.split {
+            true => v.split(';').for_each(add),
+            false => add(&v),
         }
     }
     Ok(())

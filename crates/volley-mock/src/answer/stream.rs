@@ -35,10 +35,17 @@ fn steps(
     let out = &stub.output;
     let base = reply::delay(&out.delay, ctx, stub)?;
     let mut steps = VecDeque::new();
+    // An `inputs` stub answering bidi message `index`: that message's element, and after the
+    // script's last message the rest and the stub's status (not before: the status ends the
+    // stream).
+    let last = match (&stub.input, index) {
+        (Input::Each(list), Some(i)) => i + 1 >= list.len(),
+        _ => true,
+    };
     let items: Vec<_> = match (&out.stream, &stub.input, index) {
         (Some(items), Input::Each(list), Some(i)) => {
             let mut v: Vec<_> = items.get(i).into_iter().collect();
-            if i + 1 == list.len() {
+            if last {
                 v.extend(items.iter().skip(list.len()));
             }
             v
@@ -73,7 +80,7 @@ fn steps(
             });
         }
     }
-    if let Some((code, msg)) = &out.status {
+    if let Some((code, msg)) = out.status.as_ref().filter(|_| last) {
         steps.push_back(Step {
             delay: Duration::ZERO,
             item: Err(reply::status(stub, *code, msg, &out.details, ctx)),

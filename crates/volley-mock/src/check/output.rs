@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use volley_server::Code;
 
 use crate::{
-    format::RawOutput,
-    model::{Delay, Item, Output, Reply, Text},
+    format::{MetaValue, RawOutput},
+    model::{Delay, Item, Meta, Output, Reply, Text},
     template::{Shape, Template, is_templated},
 };
 
@@ -210,9 +210,26 @@ pub(crate) fn details(
                 .and_then(Value::as_str)
                 .ok_or_else(|| format!("output.details[{i}] has no type"))?;
             let name = url.rsplit('/').next().unwrap_or(url);
-            let desc = pool
-                .get_message_by_name(name)
-                .ok_or_else(|| format!("output.details[{i}]: unknown type {name:?}"))?;
+            let type_url = if url.contains('/') {
+                url.to_owned()
+            } else {
+                format!("type.googleapis.com/{url}")
+            };
+            let Some(desc) = pool.get_message_by_name(name) else {
+                // A type no served file defines, as a recording writes one: its encoded bytes
+                // under `value` in base64 (Connect's form of a detail), sent as they are.
+                return match (m.len(), m.get("value")) {
+                    (2, Some(Value::String(b64))) => Ok(prost_types::Any {
+                        type_url,
+                        value: decode_base64(b64)
+                            .ok_or_else(|| format!("output.details[{i}].value is not base64"))?,
+                    }),
+                    _ => Err(format!(
+                        "output.details[{i}]: unknown type {name:?} (give its bytes as \
+                         base64 under \"value\", or serve a .proto that defines it)"
+                    )),
+                };
+            };
             let mut fields: Map<String, Value> = m
                 .iter()
                 .filter(|(k, _)| *k != "type" && *k != "@type")
@@ -225,17 +242,20 @@ pub(crate) fn details(
             }
             let msg = message(&desc, &Value::Object(fields))
                 .map_err(|e| format!("output.details[{i}]: {e}"))?;
-            let type_url = if url.contains('/') {
-                url.to_owned()
-            } else {
-                format!("type.googleapis.com/{url}")
-            };
             Ok(prost_types::Any {
                 type_url,
                 value: msg.encode_to_vec(),
             })
         })
         .collect()
+}
+
+/// Standard base64, padded or not.
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(s.trim_end_matches('='))
+        .ok()
 }
 
 /// Header names a stub cannot set (the protocol's own).
@@ -253,9 +273,9 @@ fn reserved(name: &str) -> bool {
 }
 
 fn metadata(
-    m: &std::collections::BTreeMap<String, String>,
+    m: &std::collections::BTreeMap<String, MetaValue>,
     what: &str,
-) -> Result<Vec<(HeaderName, Text)>, String> {
+) -> Result<Vec<Meta>, String> {
     let mut out = Vec::new();
     for (k, v) in m {
         let lower = k.to_ascii_lowercase();
@@ -264,7 +284,23 @@ fn metadata(
         }
         let name = HeaderName::from_bytes(lower.as_bytes())
             .map_err(|_| format!("{what}: {k:?} is not a header name"))?;
-        out.push((name, text(v, &format!("{what}.{k}"))?));
+        let what = format!("{what}.{k}");
+        match v {
+            MetaValue::Text(t) => out.push(Meta {
+                name,
+                value: text(t, &what)?,
+                split: true,
+            }),
+            MetaValue::List(list) => {
+                for t in list {
+                    out.push(Meta {
+                        name: name.clone(),
+                        value: text(t, &what)?,
+                        split: false,
+                    });
+                }
+            }
+        }
     }
     Ok(out)
 }

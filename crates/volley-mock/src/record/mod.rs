@@ -6,13 +6,22 @@
 //! answers the same calls with no upstream.
 
 mod raw;
+#[cfg(test)]
+mod roundtrip;
 mod write;
 
-use std::{cell::RefCell, collections::HashMap, path::PathBuf, sync::Arc};
+use std::{
+    cell::RefCell,
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+};
 
 use futures_util::StreamExt;
 use http::HeaderMap;
+use prost::Message as _;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ServiceDescriptor};
+use tokio::sync::oneshot;
 use volley_client::Grpc;
 use volley_server::{DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status};
 
@@ -40,6 +49,53 @@ struct Inner {
 /// Proxies calls to the upstream and records them.
 #[derive(Clone)]
 pub struct Recorder(Arc<Inner>);
+
+/// The most of a call's messages (encoded, requests and replies together) kept for its
+/// recording: a stub holds a call whole, so a longer one is proxied to its end but not recorded
+/// (one line says so), and the proxy's memory stays bounded on an endless stream.
+pub const MAX_RECORDED: usize = 64 << 20;
+
+/// What one call has shown so far, for its recording.
+#[derive(Default)]
+struct Tape {
+    requests: Vec<DynamicMessage>,
+    replies: Vec<DynamicMessage>,
+    bytes: usize,
+    /// Past [`MAX_RECORDED`]: the call goes on, its recording does not.
+    over: bool,
+}
+
+impl Tape {
+    fn with_request(m: DynamicMessage) -> Arc<Mutex<Tape>> {
+        let mut t = Tape::default();
+        t.keep(m, true);
+        Arc::new(Mutex::new(t))
+    }
+
+    fn keep(&mut self, m: DynamicMessage, request: bool) {
+        if self.over {
+            return;
+        }
+        self.bytes += m.encoded_len();
+        if self.bytes > MAX_RECORDED {
+            self.over = true;
+            self.requests = Vec::new();
+            self.replies = Vec::new();
+            return;
+        }
+        match request {
+            true => self.requests.push(m),
+            false => self.replies.push(m),
+        }
+    }
+}
+
+/// A call's tape, shared by its request and reply sides.
+type SharedTape = Arc<Mutex<Tape>>;
+
+fn lock(t: &SharedTape) -> std::sync::MutexGuard<'_, Tape> {
+    t.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 thread_local! {
     /// Each server thread's connection to the upstream (its runtime drives it).
@@ -139,10 +195,54 @@ impl Recorder {
             .ok_or_else(|| Status::unimplemented(format!("{} is not recorded", method.full_name())))
     }
 
-    fn save(&self, call: &Recorded) {
-        if let Err(e) = self.0.writer.write(call) {
+    /// Writes the call the tape holds, unless it passed [`MAX_RECORDED`].
+    fn save(
+        &self,
+        method: &MethodDescriptor,
+        tape: &SharedTape,
+        headers: HeaderMap,
+        trailers: HeaderMap,
+        status: Option<Status>,
+    ) {
+        let (requests, replies) = {
+            let mut t = lock(tape);
+            if t.over {
+                tracing::warn!(
+                    "recording {}: the call's messages passed {} MiB; it was proxied but is not \
+                     recorded (a stub holds a call whole)",
+                    method.full_name(),
+                    MAX_RECORDED >> 20
+                );
+                return;
+            }
+            (
+                std::mem::take(&mut t.requests),
+                std::mem::take(&mut t.replies),
+            )
+        };
+        let call = Recorded {
+            method: method.clone(),
+            requests,
+            replies,
+            headers,
+            trailers,
+            status,
+        };
+        if let Err(e) = self.0.writer.write(&call) {
             tracing::warn!("recording {}: {e}", call.method.full_name());
         }
+    }
+
+    /// Says why a call whose caller failed mid-stream is not recorded (its upstream call was
+    /// cancelled, not ended).
+    fn not_recorded(method: &MethodDescriptor, st: &Status) {
+        tracing::warn!(
+            "recording {}: the caller's stream failed ({:?}: {}); the upstream call was \
+             cancelled and nothing is recorded",
+            method.full_name(),
+            st.code(),
+            st.message()
+        );
     }
 
     fn decode(method: &MethodDescriptor, raw: &Raw) -> Result<DynamicMessage, Status> {
@@ -154,69 +254,69 @@ impl Recorder {
         })
     }
 
-    /// Relays a reply stream, recording it when it ends.
+    /// Relays a reply stream, recording it when it ends; when `failed` says the caller's
+    /// stream failed first, the upstream call is dropped (cancelled) and nothing is recorded.
     fn relay(
         &self,
         method: MethodDescriptor,
-        requests: Arc<std::sync::Mutex<Vec<DynamicMessage>>>,
+        tape: SharedTape,
         headers: HeaderMap,
         replies: volley_client::Streaming<Raw>,
+        failed: Option<oneshot::Receiver<Status>>,
     ) -> DynamicStream {
-        let state = (
-            self.clone(),
+        struct Relay {
+            this: Recorder,
+            method: MethodDescriptor,
+            tape: SharedTape,
+            headers: HeaderMap,
+            replies: volley_client::Streaming<Raw>,
+            failed: Option<oneshot::Receiver<Status>>,
+        }
+        let state = Relay {
+            this: self.clone(),
             method,
-            requests,
+            tape,
             headers,
             replies,
-            Vec::new(),
-            false,
-        );
+            failed,
+        };
         Box::pin(futures_util::stream::unfold(
-            state,
-            |(this, method, requests, headers, mut replies, mut seen, done)| async move {
-                if done {
-                    return None;
-                }
-                let finish =
-                    |seen: Vec<DynamicMessage>, trailers: HeaderMap, status: Option<Status>| {
-                        let reqs = requests.lock().map(|r| r.clone()).unwrap_or_default();
-                        this.save(&Recorded {
-                            method: method.clone(),
-                            requests: reqs,
-                            replies: seen,
-                            headers: headers.clone(),
-                            trailers,
-                            status,
-                        });
-                    };
-                match replies.next().await {
-                    Some(Ok(raw)) => match Recorder::decode(&method, &raw) {
-                        Ok(m) => {
-                            seen.push(m.clone());
-                            Some((
-                                Ok(m),
-                                (this, method, requests, headers, replies, seen, false),
-                            ))
+            Some(state),
+            |state| async move {
+                let mut r = state?;
+                let next = match r.failed.as_mut() {
+                    Some(failed) => tokio::select! {
+                        n = r.replies.next() => n,
+                        Ok(st) = failed => {
+                            Recorder::not_recorded(&r.method, &st);
+                            return Some((Err(st), None));
                         }
-                        Err(st) => Some((
-                            Err(st),
-                            (this, method, requests, headers, replies, seen, true),
-                        )),
+                    },
+                    None => r.replies.next().await,
+                };
+                match next {
+                    Some(Ok(raw)) => match Recorder::decode(&r.method, &raw) {
+                        Ok(m) => {
+                            lock(&r.tape).keep(m.clone(), false);
+                            Some((Ok(m), Some(r)))
+                        }
+                        Err(st) => Some((Err(st), None)),
                     },
                     Some(Err(st)) => {
-                        finish(
-                            std::mem::take(&mut seen),
+                        let headers = std::mem::take(&mut r.headers);
+                        r.this.save(
+                            &r.method,
+                            &r.tape,
+                            headers,
                             HeaderMap::new(),
                             Some(st.clone()),
                         );
-                        Some((
-                            Err(relayed(&st)),
-                            (this, method, requests, headers, replies, seen, true),
-                        ))
+                        Some((Err(relayed(&st)), None))
                     }
                     None => {
-                        let trailers = replies.trailers().cloned().unwrap_or_default();
-                        finish(std::mem::take(&mut seen), trailers, None);
+                        let trailers = r.replies.trailers().cloned().unwrap_or_default();
+                        let headers = std::mem::take(&mut r.headers);
+                        r.this.save(&r.method, &r.tape, headers, trailers, None);
                         None
                     }
                 }
@@ -225,23 +325,32 @@ impl Recorder {
     }
 }
 
-/// The caller's request stream as messages, each kept for the recording.
+/// The caller's request stream as messages, each kept for the recording. When it fails, the
+/// failure goes to `failed` and the stream never ends: the upstream must not see a clean end
+/// (the recorder drops its call instead, which cancels it).
 fn tapped(
     requests: DynamicStream,
-    kept: Arc<std::sync::Mutex<Vec<DynamicMessage>>>,
+    tape: SharedTape,
+    failed: oneshot::Sender<Status>,
 ) -> impl futures_util::Stream<Item = DynamicMessage> + Send + 'static {
-    requests
-        .take_while(|r| std::future::ready(r.is_ok()))
-        .filter_map(move |r| {
-            let kept = kept.clone();
-            async move {
-                let m = r.ok()?;
-                if let Ok(mut k) = kept.lock() {
-                    k.push(m.clone());
+    futures_util::stream::unfold(
+        (requests, tape, Some(failed)),
+        |(mut requests, tape, mut failed)| async move {
+            match requests.next().await {
+                Some(Ok(m)) => {
+                    lock(&tape).keep(m.clone(), true);
+                    Some((m, (requests, tape, failed)))
                 }
-                Some(m)
+                Some(Err(st)) => {
+                    if let Some(tx) = failed.take() {
+                        let _ = tx.send(st);
+                    }
+                    std::future::pending().await
+                }
+                None => None,
             }
-        })
+        },
+    )
 }
 
 impl DynamicHandler for Recorder {
@@ -257,32 +366,9 @@ impl DynamicHandler for Recorder {
             let g = this.client().await?;
             let mut req = volley_client::Request::new(msg.clone());
             *req.metadata_mut() = forwarded(&headers);
-            let mut call = Recorded {
-                method: method.clone(),
-                requests: vec![msg],
-                replies: Vec::new(),
-                headers: HeaderMap::new(),
-                trailers: HeaderMap::new(),
-                status: None,
-            };
-            match g.unary::<_, Raw>(path, req).await {
-                Ok(resp) => {
-                    let (h, raw, t) = resp.into_parts();
-                    let reply = Recorder::decode(&method, &raw)?;
-                    call.replies.push(reply.clone());
-                    (call.headers, call.trailers) = (h.clone(), t.clone());
-                    this.save(&call);
-                    let mut r = Response::new(reply);
-                    *r.metadata_mut() = passed(&h);
-                    *r.trailers_mut() = passed(&t);
-                    Ok(r)
-                }
-                Err(st) => {
-                    call.status = Some(st.clone());
-                    this.save(&call);
-                    Err(relayed(&st))
-                }
-            }
+            let tape = Tape::with_request(msg);
+            let result = g.unary::<_, Raw>(path, req).await;
+            this.answer(&method, &tape, result)
         })
     }
 
@@ -298,26 +384,9 @@ impl DynamicHandler for Recorder {
             let g = this.client().await?;
             let mut req = volley_client::Request::new(msg.clone());
             *req.metadata_mut() = forwarded(&headers);
-            let kept = Arc::new(std::sync::Mutex::new(vec![msg]));
-            match g.server_streaming::<_, Raw>(path, req).await {
-                Ok(resp) => {
-                    let (h, replies, _) = resp.into_parts();
-                    let mut r = Response::new(this.relay(method, kept, h.clone(), replies));
-                    *r.metadata_mut() = passed(&h);
-                    Ok(r)
-                }
-                Err(st) => {
-                    this.save(&Recorded {
-                        method,
-                        requests: kept.lock().map(|k| k.clone()).unwrap_or_default(),
-                        replies: Vec::new(),
-                        headers: HeaderMap::new(),
-                        trailers: HeaderMap::new(),
-                        status: Some(st.clone()),
-                    });
-                    Err(relayed(&st))
-                }
-            }
+            let tape = Tape::with_request(msg);
+            let result = g.server_streaming::<_, Raw>(path, req).await;
+            this.stream(method, tape, result, None)
         })
     }
 
@@ -331,36 +400,18 @@ impl DynamicHandler for Recorder {
             let path = this.path(&method)?;
             let (headers, incoming) = request.into_parts();
             let g = this.client().await?;
-            let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
-            let mut req = volley_client::Request::new(tapped(incoming, kept.clone()));
+            let tape = SharedTape::default();
+            let (tx, mut failed) = oneshot::channel();
+            let mut req = volley_client::Request::new(tapped(incoming, tape.clone(), tx));
             *req.metadata_mut() = forwarded(&headers);
-            let result = g.client_streaming::<_, Raw>(path, req).await;
-            let mut call = Recorded {
-                method: method.clone(),
-                requests: kept.lock().map(|k| k.clone()).unwrap_or_default(),
-                replies: Vec::new(),
-                headers: HeaderMap::new(),
-                trailers: HeaderMap::new(),
-                status: None,
+            let result = tokio::select! {
+                r = g.client_streaming::<_, Raw>(path, req) => r,
+                Ok(st) = &mut failed => {
+                    Recorder::not_recorded(&method, &st);
+                    return Err(st);
+                }
             };
-            match result {
-                Ok(resp) => {
-                    let (h, raw, t) = resp.into_parts();
-                    let reply = Recorder::decode(&method, &raw)?;
-                    call.replies.push(reply.clone());
-                    (call.headers, call.trailers) = (h.clone(), t.clone());
-                    this.save(&call);
-                    let mut r = Response::new(reply);
-                    *r.metadata_mut() = passed(&h);
-                    *r.trailers_mut() = passed(&t);
-                    Ok(r)
-                }
-                Err(st) => {
-                    call.status = Some(st.clone());
-                    this.save(&call);
-                    Err(relayed(&st))
-                }
-            }
+            this.answer(&method, &tape, result)
         })
     }
 
@@ -374,19 +425,80 @@ impl DynamicHandler for Recorder {
             let path = this.path(&method)?;
             let (headers, incoming) = request.into_parts();
             let g = this.client().await?;
-            let kept = Arc::new(std::sync::Mutex::new(Vec::new()));
-            let mut req = volley_client::Request::new(tapped(incoming, kept.clone()));
+            let tape = SharedTape::default();
+            let (tx, mut failed) = oneshot::channel();
+            let mut req = volley_client::Request::new(tapped(incoming, tape.clone(), tx));
             *req.metadata_mut() = forwarded(&headers);
-            match g.streaming::<_, Raw>(path, req).await {
-                Ok(resp) => {
-                    let (h, replies, _) = resp.into_parts();
-                    let mut r = Response::new(this.relay(method, kept, h.clone(), replies));
-                    *r.metadata_mut() = passed(&h);
-                    Ok(r)
+            let result = tokio::select! {
+                r = g.streaming::<_, Raw>(path, req) => r,
+                Ok(st) = &mut failed => {
+                    Recorder::not_recorded(&method, &st);
+                    return Err(st);
                 }
-                Err(st) => Err(relayed(&st)),
-            }
+            };
+            this.stream(method, tape, result, Some(failed))
         })
+    }
+}
+
+impl Recorder {
+    /// A one-reply call's outcome: recorded, and relayed to the caller.
+    fn answer(
+        &self,
+        method: &MethodDescriptor,
+        tape: &SharedTape,
+        result: Result<volley_client::Response<Raw>, Status>,
+    ) -> Result<Response<DynamicMessage>, Status> {
+        match result {
+            Ok(resp) => {
+                let (h, raw, t) = resp.into_parts();
+                let reply = Recorder::decode(method, &raw)?;
+                lock(tape).keep(reply.clone(), false);
+                self.save(method, tape, h.clone(), t.clone(), None);
+                let mut r = Response::new(reply);
+                *r.metadata_mut() = passed(&h);
+                *r.trailers_mut() = passed(&t);
+                Ok(r)
+            }
+            Err(st) => {
+                self.save(
+                    method,
+                    tape,
+                    HeaderMap::new(),
+                    HeaderMap::new(),
+                    Some(st.clone()),
+                );
+                Err(relayed(&st))
+            }
+        }
+    }
+
+    /// A reply stream's start: relayed (and recorded as it ends), or the failure recorded.
+    fn stream(
+        &self,
+        method: MethodDescriptor,
+        tape: SharedTape,
+        result: Result<volley_client::Response<volley_client::Streaming<Raw>>, Status>,
+        failed: Option<oneshot::Receiver<Status>>,
+    ) -> Result<Response<DynamicStream>, Status> {
+        match result {
+            Ok(resp) => {
+                let (h, replies, _) = resp.into_parts();
+                let mut r = Response::new(self.relay(method, tape, h.clone(), replies, failed));
+                *r.metadata_mut() = passed(&h);
+                Ok(r)
+            }
+            Err(st) => {
+                self.save(
+                    &method,
+                    &tape,
+                    HeaderMap::new(),
+                    HeaderMap::new(),
+                    Some(st.clone()),
+                );
+                Err(relayed(&st))
+            }
+        }
     }
 }
 

@@ -53,20 +53,50 @@ fn protocol(name: &str) -> bool {
         )
 }
 
-fn metadata(h: &HeaderMap) -> Map<String, Value> {
+/// Response metadata as a stub's `headers` or `trailers`, every value kept: several values
+/// joined with `;` (GripMock's form) unless one holds a `;`, then a list (volley's extension);
+/// `-bin` values as they travel (base64); `{{` escaped so that no value becomes a template.
+/// A value that is not UTF-8 cannot be a stub's text: left out, with one line saying so.
+fn metadata(h: &HeaderMap, method: &MethodDescriptor) -> Map<String, Value> {
     let mut out = Map::new();
     for k in h.keys() {
-        if protocol(k.as_str()) || k.as_str().ends_with("-bin") {
+        if protocol(k.as_str()) {
             continue;
         }
-        let vals: Vec<&str> = h
-            .get_all(k)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .collect();
-        out.insert(k.as_str().to_owned(), vals.join(";").into());
+        let mut vals = Vec::new();
+        for v in h.get_all(k) {
+            match std::str::from_utf8(v.as_bytes()) {
+                Ok(t) => vals.push(literal(t)),
+                Err(_) => tracing::warn!(
+                    "recording {}: a value of {k} is not UTF-8; the stub leaves it out",
+                    method.full_name()
+                ),
+            }
+        }
+        let value = match vals.iter().any(|v| v.contains(';')) {
+            true => Value::Array(vals.into_iter().map(Value::String).collect()),
+            false if vals.is_empty() => continue,
+            false => vals.join(";").into(),
+        };
+        out.insert(k.as_str().to_owned(), value);
     }
     out
+}
+
+/// `text` as a template that renders it unchanged: each `{{` written as the action that
+/// prints it (`{{"{{"}}`, as Go's text/template reads it, GripMock's too).
+fn literal(text: &str) -> String {
+    text.replace("{{", r#"{{"{{"}}"#)
+}
+
+/// Every string in `v` made [`literal`].
+fn literal_strings(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains("{{") => *s = literal(s),
+        Value::Array(a) => a.iter_mut().for_each(literal_strings),
+        Value::Object(m) => m.values_mut().for_each(literal_strings),
+        _ => {}
+    }
 }
 
 /// A message as a stub's JSON: .proto names, defaults left out.
@@ -76,18 +106,35 @@ fn json_of(m: &DynamicMessage) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// A status's details as GripMock's `details` (`type` and the message's fields).
+/// A reply as a stub's JSON, its strings [`literal`] (a reply's strings are templates).
+fn reply_of(m: &DynamicMessage) -> Value {
+    let mut v = json_of(m);
+    literal_strings(&mut v);
+    v
+}
+
+/// A status's details as GripMock's `details` (`type` and the message's fields); a type the
+/// pool does not know (or bytes that do not decode as it) as its bytes in base64 under
+/// `value`, Connect's form of a detail.
 fn details(pool: &DescriptorPool, st: &Status) -> Vec<Value> {
     st.detail_list()
         .iter()
-        .filter_map(|any| {
-            let name = any.type_url.rsplit('/').next()?;
-            let desc = pool.get_message_by_name(name)?;
-            let msg = DynamicMessage::decode(desc, any.value.as_slice()).ok()?;
-            let mut v = json_of(&msg);
-            v.as_object_mut()?
-                .insert("type".into(), any.type_url.clone().into());
-            Some(v)
+        .map(|any| {
+            let name = any.type_url.rsplit('/').next().unwrap_or_default();
+            let decoded = pool
+                .get_message_by_name(name)
+                .and_then(|desc| DynamicMessage::decode(desc, any.value.as_slice()).ok());
+            let mut v = match decoded {
+                Some(msg) => json_of(&msg),
+                None => {
+                    use base64::Engine as _;
+                    json!({"value": base64::engine::general_purpose::STANDARD.encode(&any.value)})
+                }
+            };
+            if let Some(m) = v.as_object_mut() {
+                m.insert("type".into(), any.type_url.clone().into());
+            }
+            v
         })
         .collect()
 }
@@ -196,16 +243,16 @@ impl Writer {
             stub["input"] = e;
         }
         let mut output = Map::new();
-        let replies: Vec<Value> = call.replies.iter().map(json_of).collect();
+        let replies: Vec<Value> = call.replies.iter().map(reply_of).collect();
         if m.is_server_streaming() {
             output.insert("stream".into(), Value::Array(replies));
         } else if let Some(r) = replies.into_iter().next() {
             output.insert("data".into(), r);
         }
-        let mut headers = metadata(&call.headers);
-        let mut trailers = metadata(&call.trailers);
+        let mut headers = metadata(&call.headers, m);
+        let mut trailers = metadata(&call.trailers, m);
         if let Some(st) = &call.status {
-            output.insert("error".into(), st.message().into());
+            output.insert("error".into(), literal(st.message()).into());
             output.insert("code".into(), (st.code() as i32).into());
             let d = details(m.parent_pool(), st);
             if !d.is_empty() {
@@ -213,7 +260,7 @@ impl Writer {
             }
             // An error's metadata arrives with its status: sent back as headers (GripMock sends
             // an error's headers as trailers).
-            headers.extend(metadata(st.metadata()));
+            headers.extend(metadata(st.metadata(), m));
             trailers.clear();
         }
         if !headers.is_empty() {
@@ -309,13 +356,15 @@ mod tests {
             name.starts_with("Check-") && name.ends_with(".json") && name.len() == 27,
             "{name}"
         );
-        // The protocol's headers and binary ones are not replayed; repeated ones join with `;`.
+        // The protocol's headers are not replayed; repeated ones join with `;`; binary ones
+        // are kept as they travel (base64).
         assert_eq!(
             read_json(&files[0]),
             json!({"service": "grpc.health.v1.Health", "method": "Check",
                    "input": {"equals": {"service": "users"}},
                    "output": {"data": {"status": "SERVING"},
-                              "headers": {"x-multi": "a;b", "x-region": "eu"},
+                              "headers": {"x-multi": "a;b", "x-region": "eu",
+                                          "x-token-bin": "AAEC"},
                               "trailers": {"x-trace": "t1"}}})
         );
         assert_eq!(
@@ -331,6 +380,7 @@ mod tests {
         let multi: Vec<&HeaderValue> = headers.get_all("x-multi").iter().collect();
         assert_eq!(multi, ["a", "b"]);
         assert_eq!(headers["x-region"], "eu");
+        assert_eq!(headers["x-token-bin"], "AAEC");
         assert_eq!(trailers["x-trace"], "t1");
         let other = Request::new(msg(m.input(), json!({"service": "orders"})));
         assert_eq!(
@@ -348,12 +398,12 @@ mod tests {
         let w = Writer::new(dir.join("stubs"), None).unwrap();
         let unknown = prost_types::Any {
             type_url: "type.googleapis.com/example.NotInThePool".into(),
-            value: vec![],
+            value: vec![8, 1, 0xff],
         };
         let mut st = Status::with_details(
             volley_server::Code::NotFound,
             "no such user",
-            vec![error_info(&pool, "GONE"), unknown],
+            vec![error_info(&pool, "GONE"), unknown.clone()],
         );
         st.metadata_mut()
             .insert("x-err", HeaderValue::from_static("e1"));
@@ -372,13 +422,15 @@ mod tests {
         .unwrap();
 
         let files = stub_files(&dir.join("stubs"), "grpc.health.v1.Health");
-        // A type the pool does not know is left out of the details; the error's metadata
-        // goes with the headers, and there are no trailers.
+        // A type the pool does not know is kept as its bytes; the error's metadata goes with
+        // the headers, and there are no trailers.
         assert_eq!(
             read_json(&files[0])["output"],
             json!({"error": "no such user", "code": 5,
                    "details": [{"type": "type.googleapis.com/google.rpc.ErrorInfo",
-                                "reason": "GONE", "domain": "example.com"}],
+                                "reason": "GONE", "domain": "example.com"},
+                               {"type": "type.googleapis.com/example.NotInThePool",
+                                "value": "CAH/"}],
                    "headers": {"x-err": "e1", "x-region": "eu"}})
         );
 
@@ -386,7 +438,7 @@ mod tests {
         let req = Request::new(msg(m.input(), json!({"service": "ghost"})));
         let e = block_on(s.unary(&m, req)).unwrap_err();
         assert_eq!((e.code(), e.message()), (Code::NotFound, "no such user"));
-        assert_eq!(e.detail_list(), [error_info(&pool, "GONE")]);
+        assert_eq!(e.detail_list(), [error_info(&pool, "GONE"), unknown]);
         assert_eq!(e.metadata()["x-err"], "e1");
         assert_eq!(e.metadata()["x-region"], "eu");
         std::fs::remove_dir_all(dir).unwrap();

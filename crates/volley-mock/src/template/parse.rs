@@ -167,23 +167,23 @@ fn lex(body: &str, src: &str) -> Result<(Vec<(Tok, bool)>, usize, bool), Templat
             b':' if rest.starts_with(":=") => (Tok::Declare, 2),
             b'"' => {
                 let mut s = String::new();
-                let mut j = 1;
-                let chars: Vec<char> = rest.chars().collect();
+                // Read lazily: collecting the rest of the template for each quoted string
+                // made a long template with many of them quadratic (a recorded 1 MiB reply
+                // whose `{{` are escaped as `{{"{{"}}`).
+                let mut chars = rest[1..].chars();
                 let mut used = 1;
                 loop {
-                    let ch = *chars
-                        .get(j)
+                    let ch = chars
+                        .next()
                         .ok_or_else(|| err("unterminated quoted string"))?;
                     used += ch.len_utf8();
-                    j += 1;
                     match ch {
                         '"' => break,
                         '\\' => {
-                            let e = *chars
-                                .get(j)
+                            let e = chars
+                                .next()
                                 .ok_or_else(|| err("unterminated quoted string"))?;
                             used += e.len_utf8();
-                            j += 1;
                             s.push(match e {
                                 'n' => '\n',
                                 't' => '\t',

@@ -62,7 +62,12 @@ pub(crate) async fn serve_get(
     peer: Arc<Peer>,
     req: http::Request<RequestBody>,
 ) -> HttpResponse {
-    let (mut parts, _body) = req.into_parts();
+    let (mut parts, mut body) = req.into_parts();
+    // The request read to its end first (free for a GET with END_STREAM on its headers, as
+    // Connect's are): an answer sent while the peer can still send on the stream ends it with
+    // our RST_STREAM(NO_ERROR), and what the peer sends next on it (a reset, more headers, a
+    // window overflow) would go unanswered (h2spec -P /pkg.Svc/Method, 5.1/9 and 6.9.1/3).
+    crate::body::discard(&mut body).await;
     let path = parts.uri.path();
     let side_effect_free = shared.descriptors.get(path).is_some_and(|m| {
         m.method_descriptor_proto()

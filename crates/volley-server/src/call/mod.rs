@@ -160,6 +160,9 @@ fn choose(
             .iter()
             .find(|e| e.path == path && e.method == req.method())
         {
+            if let Some(no) = page_refused(shared, &req) {
+                return Err(page(req, no));
+            }
             return Err(endpoint(shared, e.handle.clone(), req));
         }
         if shared.endpoints.iter().any(|e| e.path == path) {
@@ -196,7 +199,10 @@ fn choose(
             "volley: unsupported codec; this server speaks proto and json\n",
         )),
         _ if req.method() == http::Method::GET && req.uri().path() == "/" => {
-            Err(refuse(req, http::StatusCode::OK, HELLO))
+            match page_refused(shared, &req) {
+                Some(no) => Err(page(req, no)),
+                None => Err(refuse(req, http::StatusCode::OK, HELLO)),
+            }
         }
         #[cfg(feature = "web")]
         _ if req.method() == http::Method::GET && shared.router.get(req.uri().path()).is_some() => {
@@ -213,6 +219,41 @@ fn choose(
             UNSUPPORTED,
         )),
     }
+}
+
+/// The server's interceptors' answer to a page (an endpoint, `GET /`) one of them refuses
+/// ([`Interceptor::on_endpoint`](crate::intercept::Interceptor::on_endpoint)).
+fn page_refused(
+    shared: &Shared,
+    req: &http::Request<RequestBody>,
+) -> Option<http::Response<bytes::Bytes>> {
+    let chain = shared.chain.as_ref()?;
+    let page = crate::intercept::Page {
+        method: req.method(),
+        path: req.uri().path(),
+        headers: req.headers(),
+    };
+    let status = chain.admit_page(&page).err()?;
+    tracing::debug!(
+        "refused {} {}: {}",
+        req.method(),
+        req.uri().path(),
+        status.message()
+    );
+    Some(crate::auth::refused_page(&status))
+}
+
+/// `resp` once the request's body (if any) has been read: see `drain::discard`.
+fn page(
+    req: http::Request<RequestBody>,
+    resp: http::Response<bytes::Bytes>,
+) -> BoxFuture<HttpResponse> {
+    let mut body = req.into_body();
+    Box::pin(async move {
+        discard(&mut body).await;
+        let (head, body) = resp.into_parts();
+        http::Response::from_parts(head, ResponseBody::other(http_body_util::Full::new(body)))
+    })
 }
 
 /// An endpoint registered with `ServerBuilder::endpoint`, answered once the body is read.

@@ -60,6 +60,29 @@ pub trait Interceptor: Send + Sync + 'static {
     fn on_end(&self, end: &CallEnd<'_>) {
         let _ = end;
     }
+
+    /// Runs for a request to a page served beside the calls rather than a call: an
+    /// [endpoint](crate::ServerBuilder::endpoint) (an admin API, `/metrics`), `GET /`, or any
+    /// request to a [side server](crate::side::SideServer) this interceptor guards; before its
+    /// body is read. `Err` refuses it with the status's HTTP code (UNAUTHENTICATED is 401). The
+    /// default lets every page through: an interceptor that controls access (a token check,
+    /// [`BearerToken`](crate::auth::BearerToken)) overrides it, so that one policy covers every
+    /// endpoint on the port.
+    fn on_endpoint(&self, page: &Page<'_>) -> Result<(), Status> {
+        let _ = page;
+        Ok(())
+    }
+}
+
+/// A request to a page beside the calls, as [`Interceptor::on_endpoint`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Page<'a> {
+    /// Its method.
+    pub method: &'a http::Method,
+    /// Its path.
+    pub path: &'a str,
+    /// Its headers.
+    pub headers: &'a http::HeaderMap,
 }
 
 /// An interceptor from a synchronous closure over the call's head, like tonic's `interceptor`:
@@ -94,6 +117,7 @@ trait Erased: Send + Sync {
     fn on_call_now(&self, call: &mut Call) -> Option<Result<(), Status>>;
     fn on_call<'a>(&'a self, call: &'a mut Call) -> BoxFuture<'a, Result<(), Status>>;
     fn on_end(&self, end: &CallEnd<'_>);
+    fn on_endpoint(&self, page: &Page<'_>) -> Result<(), Status>;
 }
 
 impl<T: Interceptor> Erased for T {
@@ -110,6 +134,10 @@ impl<T: Interceptor> Erased for T {
     fn on_end(&self, end: &CallEnd<'_>) {
         Interceptor::on_end(self, end)
     }
+
+    fn on_endpoint(&self, page: &Page<'_>) -> Result<(), Status> {
+        Interceptor::on_endpoint(self, page)
+    }
 }
 
 /// Where a chain's admission of a call stands after the interceptors that decide at once.
@@ -124,6 +152,21 @@ pub(crate) enum Admission {
 fn panicked() -> Status {
     tracing::error!("an interceptor panicked in on_call; the call fails as INTERNAL");
     Status::internal("interceptor panicked")
+}
+
+/// Runs `on_endpoint` of `interceptors` in order, until one refuses the page.
+pub(crate) fn admit_page(interceptors: &[Registered], page: &Page<'_>) -> Result<(), Status> {
+    for ic in interceptors {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| ic.0.on_endpoint(page))) {
+            Ok(Ok(())) => {}
+            Ok(Err(status)) => return Err(status),
+            Err(_) => {
+                tracing::error!("an interceptor panicked in on_endpoint; the page is refused");
+                return Err(Status::internal("interceptor panicked"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One registered interceptor.
@@ -185,6 +228,12 @@ impl Chain {
                 Admission::Waiting(next) => from = next,
             }
         }
+    }
+
+    /// Runs every interceptor's `on_endpoint` for a page, in order, until one refuses it; a
+    /// panic refuses it as INTERNAL.
+    pub(crate) fn admit_page(&self, page: &Page<'_>) -> Result<(), Status> {
+        admit_page(&self.0, page)
     }
 
     /// Runs `on_end` of the first `ran` interceptors, last first; a panic is logged and the

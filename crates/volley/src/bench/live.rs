@@ -93,35 +93,38 @@ impl Sinks {
     }
 }
 
-/// Serves `/metrics` from `exposition` on `addr` until the process ends; returns the address
-/// bound (port 0 picks one).
+/// Serves `/metrics` from `exposition` on `addr` until the process ends, on volley-server's
+/// side server; returns the address bound (port 0 picks one).
 pub(super) fn serve(addr: &str, exposition: Arc<Mutex<Exposition>>) -> Result<SocketAddr> {
-    use http_body_util::Full;
-    use hyper::Response;
-
     let addr: SocketAddr = addr
         .parse()
         .with_context(|| format!("--prometheus-listen {addr:?}: expected host:port"))?;
     let listener = std::net::TcpListener::bind(addr)
         .with_context(|| format!("--prometheus-listen {addr}: cannot listen"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
-    crate::side_http::serve("volley-metrics", listener, move |req| {
-        let (status, body) = if req.uri().path() == "/metrics" {
-            (hyper::StatusCode::OK, exposition.lock().unwrap().render())
-        } else {
-            (
-                hyper::StatusCode::NOT_FOUND,
-                "volley bench serves /metrics\n".to_owned(),
-            )
-        };
-        let mut reply = Response::new(Full::new(bytes::Bytes::from(body)));
-        *reply.status_mut() = status;
-        reply.headers_mut().insert(
-            hyper::header::CONTENT_TYPE,
-            hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+    let bound = volley_server::side::SideServer::new("volley-metrics")
+        .max_body(0)
+        .spawn(listener, move |req| {
+            let (status, body) = if req.uri().path() == "/metrics" {
+                (http::StatusCode::OK, exposition.lock().unwrap().render())
+            } else {
+                (
+                    http::StatusCode::NOT_FOUND,
+                    "volley bench serves /metrics\n".to_owned(),
+                )
+            };
+            let mut reply = http::Response::new(bytes::Bytes::from(body));
+            *reply.status_mut() = status;
+            reply.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            std::future::ready(reply)
+        })?;
+    if !bound.ip().is_loopback() {
+        tracing::warn!(
+            "--prometheus-listen {bound}: other hosts can read this run's figures (it takes no \
+             token); a loopback address keeps them on this host"
         );
-        std::future::ready(reply)
-    })?;
+    }
     Ok(bound)
 }

@@ -186,7 +186,7 @@ pub struct ServeArgs {
     pub stubs: Vec<PathBuf>,
     /// Also serve GripMock's admin API for the stubs on this address (it is always on the calls'
     /// port too, under /api/stubs): GET / lists them, POST /add adds one, POST /find answers a
-    /// request as a call would, GET /clear drops those added.
+    /// request as a call would, GET /clear drops those added. --require-token covers it.
     #[arg(long, value_name = "ADDR")]
     pub admin_addr: Option<SocketAddr>,
     /// Serve only the --proto and --protoset services, not the built-in ones.
@@ -299,9 +299,20 @@ pub struct ServeArgs {
     pub max_in_flight: Option<u64>,
 
     /// Refuse calls without `authorization: Bearer TOKEN` (UNAUTHENTICATED, before their body is
-    /// read); health checks and reflection stay open.
-    #[arg(long, value_name = "TOKEN", env = "VOLLEY_REQUIRE_TOKEN")]
+    /// read), and every page beside them too (the stubs' admin API, here and on --admin-addr,
+    /// GET /metrics, GET /: 401); health checks and reflection stay open.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "VOLLEY_REQUIRE_TOKEN",
+        hide_env_values = true
+    )]
     pub require_token: Option<String>,
+
+    /// Serve this page without --require-token's token (its exact path, e.g. /metrics for a
+    /// scraper that sends none; repeatable).
+    #[arg(long, value_name = "PATH", requires = "require_token")]
+    pub open_endpoint: Vec<String>,
 
     /// Trace every call (a span each, continuing the caller's W3C `traceparent`) and export the
     /// spans over OTLP to this collector: its base URL, e.g. http://127.0.0.1:4318 (OTLP/HTTP)
