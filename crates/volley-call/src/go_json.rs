@@ -64,8 +64,8 @@ pub struct Values<R> {
     depth: usize,
 }
 
-/// Go's `maxNestingDepth`: deeper input is refused ("exceeded max depth") rather than read
-/// into a stack that would overflow.
+/// Go's `maxNestingDepth`: deeper input is refused (`invalid character '[' exceeded max
+/// depth`, Go's words) rather than read into a stack that would overflow.
 pub const MAX_DEPTH: usize = 10_000;
 
 impl<R: BufRead> Values<R> {
@@ -143,7 +143,7 @@ impl<R: BufRead> Values<R> {
         match self.need()? {
             c @ (b'{' | b'[') => {
                 if self.depth == MAX_DEPTH {
-                    return Err("exceeded max depth".to_owned());
+                    return Err(invalid(c, "exceeded max depth"));
                 }
                 self.depth += 1;
                 let v = if c == b'{' {
@@ -384,6 +384,29 @@ mod tests {
                 ("n".into(), Node::Num("-1.5e3".into())),
             ])]
         );
+    }
+
+    #[test]
+    fn nesting_stops_at_go_s_depth() {
+        // On a stack of its own: reading 10,000 levels recurses 10,000 times.
+        std::thread::Builder::new()
+            .stack_size(crate::STACK)
+            .spawn(|| {
+                let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+                assert_eq!(all(&deep(MAX_DEPTH)).unwrap().len(), 1);
+                assert_eq!(
+                    all(&deep(MAX_DEPTH + 1)).unwrap_err(),
+                    "invalid character '[' exceeded max depth"
+                );
+                let objects = "{\"a\":".repeat(200_000);
+                assert_eq!(
+                    all(&objects).unwrap_err(),
+                    "invalid character '{' exceeded max depth"
+                );
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -59,14 +59,24 @@ impl Requests {
             Data::Stdin => Box::new(std::io::stdin()),
             Data::Reader(r) => r,
         };
-        std::thread::spawn(move || {
+        // The reader's stack is the call's (`crate::STACK`): JSON nests 10,000 levels deep.
+        let failed = tx.clone();
+        let read = move || {
             let reader = BufReader::new(reader);
             if text {
                 read_text(reader, &desc, &counted, &tx);
             } else {
                 read_json(reader, &desc, allow_unknown, &counted, &tx);
             }
-        });
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("volley-call-input".into())
+            .stack_size(crate::STACK)
+            .spawn(read)
+        {
+            let why = format!("cannot start reading the request data: {e}");
+            let _ = failed.try_send(Err(DataError::plain(why)));
+        }
         Requests {
             rx,
             count,

@@ -239,14 +239,27 @@ pub fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
 
 /// Compiles `-proto` files with protox, comments kept (grpcurl's `describe` prints them).
 pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<DescriptorPool, String> {
+    let named: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
+    // With no -import-path grpcurl opens each name as it is, from the working directory, so
+    // an absolute one too: `/` is a root for those.
     let includes: Vec<std::path::PathBuf> = if import_paths.is_empty() {
-        vec![".".into()]
+        let mut roots = vec![std::path::PathBuf::from(".")];
+        if named.iter().any(|f| f.is_absolute()) {
+            roots.push("/".into());
+        }
+        roots
     } else {
         import_paths.iter().map(Into::into).collect()
     };
-    let named: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
     let files = if import_paths.is_empty() {
-        named.clone()
+        // An absolute name in its plain form (protox takes no `..` in a name).
+        named
+            .iter()
+            .map(|f| match f.is_absolute() {
+                true => std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()),
+                false => f.clone(),
+            })
+            .collect()
     } else {
         volley_proto::schema::resolve_filenames(&includes, &named)
     };

@@ -284,3 +284,122 @@ fn text(code: StatusCode, why: String) -> http::Response<Full<Bytes>> {
     );
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::auth::BearerToken;
+
+    /// A side server on a free port with `side`'s settings, answering its request's body length.
+    async fn start(side: SideServer) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(side.serve(
+            listener,
+            |req: http::Request<Bytes>| async move {
+                http::Response::new(Bytes::from(format!("{}", req.body().len())))
+            },
+            std::future::pending(),
+        ));
+        addr
+    }
+
+    /// What the server sent until it closed the connection (or `limit` passed: `None`).
+    async fn until_closed(s: &mut tokio::net::TcpStream, limit: Duration) -> Option<String> {
+        let mut got = Vec::new();
+        tokio::time::timeout(limit, s.read_to_end(&mut got))
+            .await
+            .ok()?
+            .ok()?;
+        Some(String::from_utf8_lossy(&got).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_silent_or_idle_connection_is_closed_after_the_header_timeout() {
+        let timeout = Duration::from_millis(300);
+        let addr = start(SideServer::new("t").header_timeout(timeout)).await;
+        // Silent from the start.
+        let t = Instant::now();
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        assert!(until_closed(&mut s, Duration::from_secs(5)).await.is_some());
+        assert!(t.elapsed() >= timeout, "{:?}", t.elapsed());
+        // Idle after a request on a kept-alive connection.
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let t = Instant::now();
+        let got = until_closed(&mut s, Duration::from_secs(5)).await.unwrap();
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        assert!(t.elapsed() >= timeout, "{:?}", t.elapsed());
+    }
+
+    #[tokio::test]
+    async fn a_body_that_does_not_arrive_is_answered_408() {
+        let addr = start(SideServer::new("t").body_timeout(Duration::from_millis(300))).await;
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\nab")
+            .await
+            .unwrap();
+        let mut buf = [0u8; 12];
+        tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf, b"HTTP/1.1 408");
+    }
+
+    #[tokio::test]
+    async fn connections_past_the_cap_are_closed_and_a_freed_slot_serves_again() {
+        let addr = start(SideServer::new("t").max_connections(2)).await;
+        let a = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let _b = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+        assert_eq!(
+            until_closed(&mut c, Duration::from_secs(2))
+                .await
+                .as_deref(),
+            Some(""),
+            "the third connection is closed at once, unanswered"
+        );
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut d = tokio::net::TcpStream::connect(addr).await.unwrap();
+        d.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let got = until_closed(&mut d, Duration::from_secs(5)).await.unwrap();
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    }
+
+    #[tokio::test]
+    async fn a_guard_sees_every_request_before_its_body() {
+        let addr = start(SideServer::new("t").guard(BearerToken::new("k"))).await;
+        for (auth, want) in [
+            ("", "401"),
+            ("authorization: Bearer x\r\n", "401"),
+            ("authorization: Bearer k\r\n", "200"),
+        ] {
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let req = format!(
+                "POST /any HTTP/1.1\r\nhost: x\r\n{auth}content-length: 3\r\nconnection: close\r\n\r\nabc"
+            );
+            s.write_all(req.as_bytes()).await.unwrap();
+            let got = until_closed(&mut s, Duration::from_secs(5)).await.unwrap();
+            assert!(
+                got.starts_with(&format!("HTTP/1.1 {want}")),
+                "{auth:?}: {got}"
+            );
+            if want == "401" {
+                assert!(got.contains("www-authenticate: Bearer"), "{got}");
+            } else {
+                assert!(got.ends_with("\r\n\r\n3"), "{got}");
+            }
+        }
+    }
+}
