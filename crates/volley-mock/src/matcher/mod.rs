@@ -27,7 +27,7 @@ impl InputMatcher {
                 .matches
                 .iter()
                 .chain(&self.glob)
-                .all(|(fd, p)| value::pattern(p, &msg.get_field(fd), &fd.kind()))
+                .all(|(fd, p)| value::field_pattern(p, msg, fd))
             && (self.any_of.is_empty() || self.any_of.iter().any(|m| m.matches(msg)))
     }
 
@@ -68,7 +68,7 @@ impl InputMatcher {
                 .matches
                 .iter()
                 .chain(&self.glob)
-                .filter(|(fd, p)| value::pattern(p, &msg.get_field(fd), &fd.kind()))
+                .filter(|(fd, p)| value::field_pattern(p, msg, fd))
                 .count();
         n as u32 + u32::from(self.any_of.iter().any(|m| m.matches(msg)))
     }

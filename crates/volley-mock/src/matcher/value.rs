@@ -239,8 +239,36 @@ fn text<'v>(v: &'v Value, kind: &Kind) -> Option<Cow<'v, str>> {
             _ => Cow::Owned(n.to_string()),
         },
         Value::Bytes(b) => Cow::Owned(base64::engine::general_purpose::STANDARD.encode(b)),
+        // A well-known type whose JSON is a string or a number (a Timestamp's RFC 3339, a
+        // FieldMask's paths, a wrapper's value): that text, as `equals` already reads it.
+        Value::Message(m) if is_wkt(m) => match json_of(v) {
+            Json::String(s) => Cow::Owned(s),
+            Json::Number(n) => Cow::Owned(n.to_string()),
+            _ => return None,
+        },
         _ => return None,
     })
+}
+
+fn is_wkt(m: &DynamicMessage) -> bool {
+    m.descriptor().full_name().starts_with("google.protobuf.")
+}
+
+/// Whether field `fd` of `msg` matches `p`. An unset well-known-type field is GripMock's `nil`:
+/// its text is empty for `matches`, and `glob` (strings only) never matches it.
+pub(crate) fn field_pattern(p: &Pattern, msg: &DynamicMessage, fd: &FieldDescriptor) -> bool {
+    let unset_wkt = !fd.is_list()
+        && !fd.is_map()
+        && fd
+            .kind()
+            .as_message()
+            .is_some_and(|d| d.full_name().starts_with("google.protobuf."))
+        && !msg.has_field(fd);
+    match (p, unset_wkt) {
+        (Pattern::Regex(re), true) => re.is_match(""),
+        (_, true) => false,
+        (p, false) => pattern(p, &msg.get_field(fd), &fd.kind()),
+    }
 }
 
 /// Whether `have` (of `kind`) matches `p`.
@@ -250,6 +278,9 @@ pub(crate) fn pattern(p: &Pattern, have: &Value, kind: &Kind) -> bool {
             !matches!(v, Value::Bool(_)) && text(v, kind).is_some_and(|t| re.is_match(&t))
         }
         (Pattern::Glob(g), Value::String(s)) => super::glob::matches(g, s),
+        (Pattern::Glob(g), Value::Message(m)) if is_wkt(m) => {
+            matches!(json_of(have), Json::String(ref s) if super::glob::matches(g, s))
+        }
         (Pattern::Glob(_), _) => false,
         (Pattern::Message(fields), Value::Message(m)) => fields
             .iter()
@@ -294,6 +325,74 @@ mod tests {
             &json!({"a": [1]}),
             &json!({"a": [2, 1], "b": 0})
         ));
+    }
+
+    #[test]
+    fn matches_and_glob_read_well_known_types_in_their_json_form_as_equals_does() {
+        use volley_server::DynamicHandler;
+
+        use crate::testkit::{block_on, msg, stubs, temp_dir};
+
+        let dir = temp_dir("wkt-match");
+        std::fs::write(
+            dir.join("wkt.proto"),
+            r#"syntax = "proto3";
+package wkt.v1;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/duration.proto";
+import "google/protobuf/field_mask.proto";
+import "google/protobuf/wrappers.proto";
+message Q {
+  google.protobuf.Timestamp at = 1; google.protobuf.Duration wait = 2;
+  google.protobuf.FieldMask mask = 3; google.protobuf.Int64Value big = 4;
+  google.protobuf.StringValue name = 5; google.protobuf.BoolValue flag = 6;
+}
+service S { rpc M(Q) returns (Q); }
+"#,
+        )
+        .unwrap();
+        let pool = crate::sources::load(&[dir.join("wkt.proto")], &[])
+            .unwrap()
+            .pool;
+        let m = pool
+            .get_service_by_name("wkt.v1.S")
+            .unwrap()
+            .methods()
+            .next()
+            .unwrap();
+        let hit = |input: serde_json::Value, req: serde_json::Value| {
+            let s = stubs(
+                &pool,
+                json!([{"service": "wkt.v1.S", "method": "M", "input": input,
+                        "output": {"data": {}}}]),
+            );
+            block_on(s.unary(&m, volley_server::Request::new(msg(m.input(), req)))).is_ok()
+        };
+        let req = json!({"at": "2024-01-02T03:04:05.500Z", "wait": "1.500s",
+                         "mask": "a,b.cD", "big": "5", "name": "ann", "flag": true});
+        for (input, want) in [
+            (json!({"matches": {"at": "^2024-01-02T03:04:05\\.5"}}), true),
+            (json!({"matches": {"at": "^2023"}}), false),
+            (json!({"glob": {"at": "2024-01-*Z"}}), true),
+            (json!({"matches": {"wait": "^1\\.5"}}), true),
+            (json!({"glob": {"mask": "a,b.*"}}), true),
+            (json!({"matches": {"big": "^5$"}}), true),
+            (json!({"glob": {"big": "5"}}), true),
+            (json!({"matches": {"name": "^an+$"}}), true),
+            (json!({"glob": {"name": "a?n"}}), true),
+            // GripMock's regex never matches a bool, nor does a glob.
+            (json!({"matches": {"flag": "true"}}), false),
+            (json!({"glob": {"flag": "*"}}), false),
+            // `equals` on the same string, as before.
+            (json!({"equals": {"at": "2024-01-02T03:04:05.500Z"}}), true),
+        ] {
+            assert_eq!(hit(input.clone(), req.clone()), want, "{input}");
+        }
+        // An unset one is GripMock's nil: empty text for `matches`, never a `glob` match.
+        assert!(hit(json!({"matches": {"at": "^$"}}), json!({})));
+        assert!(!hit(json!({"matches": {"at": "^1970"}}), json!({})));
+        assert!(!hit(json!({"glob": {"at": "*"}}), json!({})));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
