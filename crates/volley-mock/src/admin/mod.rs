@@ -64,17 +64,21 @@ pub fn serve(
         side = side.guard(BearerToken::new(t));
     }
     let bound = side.spawn(listener, move |req| {
-        let resp = answer(&stubs, &req).unwrap_or_else(|| {
-            let mut r = http::Response::new(Bytes::from(
-                json!({"error": format!("no {} {} here", req.method(), req.uri().path())})
-                    .to_string(),
-            ));
-            *r.status_mut() = StatusCode::NOT_FOUND;
-            r
-        });
-        std::future::ready(resp)
+        std::future::ready(respond(&stubs, &req))
     })?;
     Ok(bound)
+}
+
+/// The admin API's answer to `req` (its body read), on any of its routes, `{id}` ones too: 404
+/// for a path it does not have. What its own port serves, for mounting it elsewhere.
+pub fn respond(stubs: &Stubs, req: &http::Request<Bytes>) -> http::Response<Bytes> {
+    answer(stubs, req).unwrap_or_else(|| {
+        let mut r = http::Response::new(Bytes::from(
+            json!({"error": format!("no {} {} here", req.method(), req.uri().path())}).to_string(),
+        ));
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        r
+    })
 }
 
 /// The line `volley mock` and `volley serve` log when the admin API on `addr` can be reached

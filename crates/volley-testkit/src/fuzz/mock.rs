@@ -1,5 +1,6 @@
-//! Fuzz body for volley-mock: GripMock stub files loaded against the mock conformance suite's
-//! proto and asked to answer fixed calls, and its reply templates parsed and rendered.
+//! Fuzz bodies for volley-mock: GripMock stub files loaded against the mock conformance suite's
+//! proto and asked to answer fixed calls, its reply templates parsed and rendered, and its admin
+//! API's requests (any method, path, query and body) answered.
 
 use std::{
     path::{Path, PathBuf},
@@ -125,4 +126,60 @@ fn call_every_method(stubs: &Stubs) {
             exchange(&mut router, req, None).await;
         }
     });
+}
+
+/// The stubs an admin request meets, added over the API to a table of each input's own (so a
+/// request that deletes or adds changes only it), with a call of each kind in the history.
+const ADMIN_STUBS: &str = r#"[
+  {"id": "2f3c9e2a-5a4b-4c1e-9f0a-111111111111", "service": "conformance.v1.Conformance",
+   "method": "Unary", "input": {"equals": {"name": "equals"}}, "output": {"data": {"message": "x"}}},
+  {"service": "conformance.v1.Conformance", "method": "ServerStream",
+   "input": {"contains": {"id": 7}}, "output": {"stream": [{"message": "a"}, {"message": "b"}]}}
+]"#;
+
+/// GripMock's admin API, request by request: the first byte picks the method (GET, POST,
+/// DELETE, PUT, PATCH), the rest is `path?query`, a newline, then the body, answered on every
+/// route the admin port has (`/api/stubs/{id}` ones too) against a few stubs and a history.
+pub fn admin_api(data: &[u8]) {
+    let [pick, rest @ ..] = data else {
+        return;
+    };
+    let method = match pick % 5 {
+        0 => http::Method::GET,
+        1 => http::Method::POST,
+        2 => http::Method::DELETE,
+        3 => http::Method::PUT,
+        _ => http::Method::PATCH,
+    };
+    let (target, body) = match rest.iter().position(|b| *b == b'\n') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[][..]),
+    };
+    let Ok(target) = std::str::from_utf8(target) else {
+        return;
+    };
+    let target = if target.starts_with('/') {
+        target.to_owned()
+    } else {
+        format!("/{target}")
+    };
+    let Ok(uri) = target.parse::<http::Uri>() else {
+        return;
+    };
+    let mut options = Options::gripmock();
+    options.history = 1 << 16;
+    let stubs =
+        Stubs::load_with(&[], std::slice::from_ref(pool()), options).expect("an empty stub table");
+    let mut add = http::Request::new(Bytes::from_static(ADMIN_STUBS.as_bytes()));
+    *add.method_mut() = http::Method::POST;
+    *add.uri_mut() = http::Uri::from_static("/api/stubs");
+    let added = volley_mock::admin::respond(&stubs, &add);
+    assert_eq!(added.status(), http::StatusCode::OK, "{:?}", added.body());
+    call_every_method(&stubs);
+    let mut req = http::Request::new(Bytes::copy_from_slice(body));
+    *req.method_mut() = method;
+    *req.uri_mut() = uri;
+    req.headers_mut()
+        .insert("x-gripmock-session", http::HeaderValue::from_static("s1"));
+    let _ = volley_mock::admin::respond(&stubs, &req);
 }

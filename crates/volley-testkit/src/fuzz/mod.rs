@@ -4,17 +4,20 @@
 //! Each takes arbitrary bytes and must return without panicking, hanging or allocating without
 //! bound; errors are fine (they are the point). The wire-level bodies are here; the others are
 //! grouped by what they feed: `server` (a real server's HTTP/2 input and its protocols'
-//! envelopes), `mock` (GripMock stubs and templates), `bench` (the bench's plan parsers) and
-//! `config` (service configs and REST path templates).
+//! envelopes), `mock` (GripMock stubs and templates, the admin API), `call` (`volley call`'s
+//! command line and `-d` JSON), `bench` (the bench's plan parsers) and `config` (service
+//! configs and REST path templates).
 
 mod bench;
+mod call;
 mod config;
 mod mock;
 mod server;
 
 pub use bench::bench_parsers;
+pub use call::{call_args, call_json};
 pub use config::service_config;
-pub use mock::stubs;
+pub use mock::{admin_api, stubs};
 pub use server::{envelopes, server_frames};
 
 use std::{
@@ -42,6 +45,9 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("stubs", stubs),
     ("bench_parsers", bench_parsers),
     ("service_config", service_config),
+    ("call_args", call_args),
+    ("call_json", call_json),
+    ("admin_api", admin_api),
 ];
 
 /// gRPC length-prefixed framing: the first byte picks the receive limit and whether gzip is the
