@@ -1,7 +1,10 @@
 //! Faults during `volley bench` runs, from outside: a server killed (SIGKILL) and started again on
-//! its port, a link partitioned, connections reset and chunks lost by `volley lab link`. Where a
-//! service-config retry policy allows a retry, no call is lost; where it does not, the failures
-//! are counted by status and every call is in the report; the latency figures show the gap.
+//! its port, a link partitioned, connections reset, chunks lost as TCP loses them (late) and
+//! chunks dropped for good by `volley lab link`. Where a service-config retry policy allows a
+//! retry, no call is lost; where it does not, the failures are counted by status and every call
+//! is in the report; the latency figures show the gap. Bytes dropped for good show what a retry
+//! policy cannot recover (the call never fails, it times out, and DEADLINE_EXCEEDED is not
+//! retried) and what a hedging policy does.
 //! (One backend of three killed mid-run is in balance.rs.)
 
 use std::{
@@ -202,12 +205,12 @@ fn resets_fail_calls_in_flight_unless_a_policy_retries_them() {
 }
 
 #[test]
-fn lost_chunks_delay_calls_by_a_retransmission_and_fail_none() {
+fn chunks_lost_as_tcp_loses_them_delay_calls_by_a_retransmission_and_fail_none() {
     let _one = serial();
     let server = VOLLEY.serve(&["--threads", "1"]);
     // About ten chunks of the 2000 or so each way are lost; each holds up its connection (and
     // every call on it) for 200 ms.
-    let l = link(server.target(), &["--drop", "0.5%"]);
+    let l = link(server.target(), &["--retransmit", "0.5%"]);
     let report = finish(start_bench(l.target(), 1000, 200, &[]));
     all_counted(&report, 1000);
     assert_eq!(count(&report, "OK"), 1000, "{report}");
@@ -219,4 +222,43 @@ fn lost_chunks_delay_calls_by_a_retransmission_and_fail_none() {
         "a lost chunk arrives 200 ms late: slowest {} ms",
         slowest_ms(&report)
     );
+}
+
+/// Hedges api.Users: up to three attempts, a new one every 100 ms until one answers.
+const HEDGE: &str = r#"{"methodConfig": [{"name": [{"service": "api.Users"}],
+    "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.1s",
+    "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}"#;
+
+#[test]
+fn bytes_dropped_for_good_time_calls_out_which_only_hedging_recovers() {
+    let _one = serial();
+    let server = VOLLEY.serve(&["--threads", "1"]);
+    let run = |flags: &[&str]| {
+        let l = link(server.target(), &["--drop", "0.5%"]);
+        let mut all = vec!["--timeout", "1s"];
+        all.extend_from_slice(flags);
+        let report = finish(start_bench(l.target(), 1500, 500, &all));
+        let dropped = l.log().matches("dropped").count();
+        all_counted(&report, 1500);
+        println!(
+            "--drop 0.5% {flags:?}: {} chunks dropped, {}",
+            dropped, report["statusCodeDistribution"]
+        );
+        assert!(dropped >= 2, "the link dropped chunks: {}", l.log());
+        report
+    };
+    // A request or a reply whose bytes vanish never fails: it waits for its deadline. Measured
+    // (three runs each): 5-21 of 1,500 DEADLINE_EXCEEDED, the rest OK, with or without the
+    // retry policy, which retries UNAVAILABLE and so never sees these calls.
+    for flags in [&[][..], &["--service-config", RETRY][..]] {
+        let report = run(flags);
+        let (ok, late) = (count(&report, "OK"), count(&report, "DeadlineExceeded"));
+        assert!(late > 0, "{flags:?}: {report}");
+        assert_eq!(ok + late, 1500, "{flags:?}: {report}");
+    }
+    // A hedging policy sends the call again after 100 ms whatever became of the first attempt:
+    // every call succeeds (1,500 of 1,500 in two runs), the hedged ones 100 ms late.
+    let report = run(&["--service-config", HEDGE]);
+    assert_eq!(count(&report, "OK"), 1500, "{report}");
+    assert!(slowest_ms(&report) >= 100.0, "{report}");
 }

@@ -1,6 +1,7 @@
-//! What goes wrong on the link, on purpose: chunks lost (and sent again after TCP's
-//! retransmission timeout, as the kernel would: a byte stream is delayed by loss, never cut),
-//! connections reset, and partitions during which nothing passes. Each connection draws from a
+//! What goes wrong on the link, on purpose: chunks held back as TCP holds a lost segment until it
+//! is sent again (late, never cut), chunks that never arrive (the stream goes on without their
+//! bytes, as past a broken middlebox: the peers' framing breaks), connections reset, and
+//! partitions during which nothing passes. Each connection draws from a
 //! generator of its own, seeded, so a run's faults do not depend on another's.
 
 use std::time::{Duration, Instant};
@@ -9,7 +10,8 @@ use std::time::{Duration, Instant};
 /// arrives on a link whose round trip is well under it.
 pub const RETRANSMIT_AFTER: Duration = Duration::from_millis(200);
 
-/// Chunks each direction of a connection carries before `--reset` may draw (the handshakes).
+/// Chunks each direction of a connection carries before `--reset` or `--drop` may draw (the
+/// handshakes).
 pub(super) const HANDSHAKE_CHUNKS: u32 = 4;
 
 /// A window of time, from the link's start, during which nothing passes.
@@ -24,7 +26,11 @@ pub struct Partition {
 /// The faults a link injects; the default injects none.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Faults {
-    /// The chance that a chunk is lost and arrives [`RETRANSMIT_AFTER`] late (0 to 1).
+    /// The chance that a chunk is lost and sent again, arriving [`RETRANSMIT_AFTER`] late (0
+    /// to 1): TCP's loss, which delays a byte stream and cuts nothing.
+    pub retransmit: f64,
+    /// The chance, per chunk after a connection's first few, that the chunk never arrives: its
+    /// bytes are gone from the stream, which goes on without them (0 to 1).
     pub drop: f64,
     /// The chance, per chunk after a connection's first few, that the connection is reset (both
     /// sides get a TCP RST).
@@ -37,7 +43,10 @@ pub struct Faults {
 impl Faults {
     /// True when no fault is set.
     pub fn none(&self) -> bool {
-        self.drop == 0.0 && self.reset == 0.0 && self.partitions.is_empty()
+        self.retransmit == 0.0
+            && self.drop == 0.0
+            && self.reset == 0.0
+            && self.partitions.is_empty()
     }
 
     /// When a chunk due at `due` may pass: `due`, or the end of the partition it falls in.
@@ -58,8 +67,14 @@ impl Faults {
     /// One line for the log: what is injected.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
+        if self.retransmit > 0.0 {
+            parts.push(format!(
+                "{}% of chunks lost and sent again",
+                self.retransmit * 100.0
+            ));
+        }
         if self.drop > 0.0 {
-            parts.push(format!("{}% of chunks lost", self.drop * 100.0));
+            parts.push(format!("{}% of chunks dropped for good", self.drop * 100.0));
         }
         if self.reset > 0.0 {
             parts.push(format!(

@@ -52,8 +52,14 @@ pub struct LinkArgs {
     /// 10mbps (bytes per second).
     #[arg(long, value_parser = parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
-    /// Lose this share of chunks (e.g. 1%): each lost one arrives 200 ms late (TCP's minimum
-    /// retransmission timeout), holding up the bytes behind it, as loss does to a TCP stream.
+    /// Lose this share of chunks as TCP loses a segment (e.g. 1%): each one is sent again and
+    /// arrives 200 ms late (TCP's minimum retransmission timeout), holding up the bytes behind
+    /// it. Nothing is cut.
+    #[arg(long, value_parser = parse_chance, default_value = "0", value_name = "PERCENT")]
+    pub retransmit: f64,
+    /// Drop this share of chunks for good (e.g. 0.1%): their bytes never arrive and the stream
+    /// goes on without them, as past a middlebox that loses data; the peers' framing breaks. A
+    /// connection's first few chunks (its handshakes) are spared.
     #[arg(long, value_parser = parse_chance, default_value = "0", value_name = "PERCENT")]
     pub drop: f64,
     /// Reset the connection (a TCP RST to both sides) at this share of chunks (e.g. 0.1%); a
@@ -211,8 +217,13 @@ impl Link<'_> {
                     reset.send_replace(true);
                     break;
                 }
+                if seen > faults::HANDSHAKE_CHUNKS && draws.chance(faults.drop) {
+                    info!("dropped {} bytes for good (--drop)", buf.len());
+                    buf.clear();
+                    continue;
+                }
                 let mut due = Instant::now() + draws.delay(shape.delay, shape.jitter);
-                if draws.chance(faults.drop) {
+                if draws.chance(faults.retransmit) {
                     due += RETRANSMIT_AFTER;
                 }
                 // Never before the chunk ahead of it, nor inside a partition.
@@ -267,6 +278,7 @@ pub fn run(args: LinkArgs, signals: Signals) -> Result<()> {
         jitter: args.jitter,
         rate: args.rate,
         faults: Faults {
+            retransmit: args.retransmit,
             drop: args.drop,
             reset: args.reset,
             partitions: args.partition,
