@@ -1,6 +1,8 @@
 // A default grpc-go server of helloworld.Greeter, api.Users (the seed's user service) and grpc-go's
 // own interop grpc.testing.TestService: the reference volley's server is measured against.
-// Usage: go-greeter -addr 127.0.0.1:0 (prints "listening on ADDR" once ready).
+// Usage: go-greeter -addr 127.0.0.1:0 [-tls-cert CERT.pem -tls-key KEY.pem] (prints "listening
+// on ADDR" once ready); with the TLS flags it serves TLS as grpc-go's examples do
+// (credentials.NewServerTLSFromFile).
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"os"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	pb "google.golang.org/grpc/examples/helloworld/helloworld"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
@@ -47,13 +50,24 @@ func (users) List(_ *api.ListUserRequest, stream api.Users_ListServer) error {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	certFile := flag.String("tls-cert", "", "PEM certificate: serve TLS (with -tls-key)")
+	keyFile := flag.String("tls-key", "", "PEM private key for -tls-cert")
 	flag.Parse()
+	var opts []grpc.ServerOption
+	if *certFile != "" {
+		creds, err := credentials.NewServerTLSFromFile(*certFile, *keyFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
 	lis, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	pb.RegisterGreeterServer(s, server{})
 	api.RegisterUsersServer(s, users{})
 	// grpc-go's own grpc.testing.TestService (the one its interop server runs), for the payload

@@ -1,5 +1,7 @@
 //! A default tonic server (tonic's helloworld example as users write it: `#[tokio::main]`,
-//! `Server::builder()` with no options), with helloworld.Greeter and api.Users.
+//! `Server::builder()` with no options), with helloworld.Greeter and api.Users; with
+//! `--tls-cert CERT.pem --tls-key KEY.pem`, over TLS as tonic's tls example serves it
+//! (`ServerTlsConfig` with the identity, rustls on ring).
 use rust_greeters::{
     api::{
         GetUserRequest, ListUserRequest, User,
@@ -42,10 +44,27 @@ impl Users for MyUsers {
     }
 }
 
+/// The value after `flag` on the command line.
+fn arg(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).cloned()
+}
+
 #[tokio::main]
 async fn main() {
     let listener = rust_greeters::listen().await;
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let (Some(cert), Some(key)) = (arg("--tls-cert"), arg("--tls-key")) {
+        let identity = tonic::transport::Identity::from_pem(
+            std::fs::read(cert).expect("read --tls-cert"),
+            std::fs::read(key).expect("read --tls-key"),
+        );
+        builder = builder
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+            .expect("a TLS configuration");
+    }
+    builder
         .add_service(GreeterServer::new(MyGreeter))
         .add_service(UsersServer::new(MyUsers))
         .serve_with_incoming(tokio_stream_from(listener))
