@@ -688,13 +688,20 @@ fn a_server_that_never_speaks_fails_within_the_connect_timeout() {
 
 // The library: a `FastConnection` and a `Channel` (h2 crate) against each server.
 
+/// Every hostile library call's deadline (sent as `grpc-timeout`, and kept by the client).
+const CALL_DEADLINE: Duration = Duration::from_secs(1);
+
+/// How long the test waits for a call past its deadline before it calls the client broken.
+/// Measured: the calls that time out end 1.00-1.01 s after they start.
+const PAST_DEADLINE: Duration = Duration::from_secs(2);
+
 fn head(addr: SocketAddr) -> CallHead {
     CallHead::new(
         "http",
         &addr.to_string(),
         "/api.Users/Get",
         &[],
-        None,
+        Some(CALL_DEADLINE),
         false,
     )
     .unwrap()
@@ -706,61 +713,123 @@ fn endpoint(addr: SocketAddr) -> Endpoint {
     ep
 }
 
-/// The status of one call on each library client (connect timeout 500 ms), under a 1.5 s
-/// deadline of the test's own (`DeadlineExceeded` when that passed): (fast, channel).
-fn library_call(mode: Mode) -> (Code, Code) {
+/// One call's outcome: its status, or `None` when it had not ended [`PAST_DEADLINE`] after its
+/// deadline (a client that waits forever).
+type Outcome = Option<Code>;
+
+/// Runs `call`, waiting for it at most [`PAST_DEADLINE`] past its deadline: its outcome and
+/// how long it took.
+async fn timed(
+    call: impl std::future::Future<Output = Result<(), volley_wire::Status>>,
+) -> (Outcome, Duration) {
+    let t = Instant::now();
+    let outcome = match tokio::time::timeout(CALL_DEADLINE + PAST_DEADLINE, call).await {
+        Ok(Ok(())) => Some(Code::Ok),
+        Ok(Err(s)) => Some(s.code()),
+        Err(_) => None,
+    };
+    (outcome, t.elapsed())
+}
+
+/// The caller's deadline on a load path, as `volley bench --timeout` keeps it.
+async fn by_the_caller<T>(
+    call: impl std::future::Future<Output = Result<T, volley_wire::Status>>,
+) -> Result<(), volley_wire::Status> {
+    match tokio::time::timeout(CALL_DEADLINE, call).await {
+        Ok(r) => r.map(drop),
+        Err(_) => Err(volley_wire::Status::new(
+            Code::DeadlineExceeded,
+            "--timeout",
+        )),
+    }
+}
+
+/// One call on each library client (connect timeout 500 ms), each with a deadline of
+/// [`CALL_DEADLINE`] kept the way its users keep it: the application client
+/// (`volley_client::Grpc`, `Request::set_timeout`) by itself; the load paths (the fast
+/// connection, the channel) by their caller, as `volley bench` keeps `--timeout`. Each status
+/// with how long the call took: (application, fast, channel).
+fn library_call(mode: Mode) -> [(Outcome, Duration); 3] {
+    use volley_services::pb::api::{GetUserRequest, User};
     let server = Hostile::start(mode);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let deadline = Duration::from_millis(1500);
-    let code = |r: Result<Result<volley_client::UnaryReply, volley_wire::Status>, _>| match r {
-        Ok(Ok(_)) => Code::Ok,
-        Ok(Err(s)) => s.code(),
-        Err(_) => Code::DeadlineExceeded,
-    };
     local.block_on(&rt, async {
+        let app = timed(async {
+            let client = volley_client::Grpc::connect(endpoint(server.addr))
+                .await
+                .map_err(|e| volley_wire::Status::new(Code::Unavailable, e.to_string()))?;
+            let mut req = volley_client::Request::new(GetUserRequest { id: 1 });
+            req.set_timeout(CALL_DEADLINE);
+            let reply: Result<volley_client::Response<User>, _> =
+                client.unary("/api.Users/Get", req).await;
+            reply.map(drop)
+        })
+        .await;
         let body = Bytes::from_static(&EMPTY_MESSAGE);
-        let fast = tokio::time::timeout(deadline, async {
+        let fast = timed(by_the_caller(async {
             let conn = FastConnection::connect(&endpoint(server.addr)).await?;
             conn.unary(&HeaderBlock::of(&head(server.addr)), body.clone())
                 .await
-        })
+        }))
         .await;
         let channel = Channel::new(endpoint(server.addr), Strategy::Single);
-        let h2 = tokio::time::timeout(deadline, channel.unary(&head(server.addr), body)).await;
-        (code(fast), code(h2))
+        let h2 = timed(by_the_caller(channel.unary(&head(server.addr), body))).await;
+        [app, fast, h2]
     })
 }
 
 #[test]
-fn the_library_fails_each_hostile_call_in_time() {
+fn the_library_fails_each_hostile_call_by_its_deadline() {
+    use Code::{DeadlineExceeded, Internal, Unavailable};
+    // What each client ends with: (application, the load paths).
     let cases = [
-        (Mode::Oversized, Code::Unavailable),
-        (Mode::EndlessContinuation, Code::Unavailable),
-        (Mode::GoawayLoop, Code::Unavailable),
-        (Mode::GoawayOnCall, Code::Unavailable),
-        (Mode::NeverEnds, Code::DeadlineExceeded),
-        (Mode::BadHpack, Code::Unavailable),
-        (Mode::NoTrailers, Code::DeadlineExceeded),
+        (Mode::Oversized, Unavailable, Unavailable),
+        (Mode::EndlessContinuation, Unavailable, Unavailable),
+        (Mode::GoawayLoop, Unavailable, Unavailable),
+        (Mode::GoawayOnCall, Unavailable, Unavailable),
+        // A unary reply that goes on after its message: the application client reads the
+        // second message and fails at once, as grpc-go does (INTERNAL); the load paths take
+        // the first message and wait for trailers, until the deadline.
+        (Mode::NeverEnds, Internal, DeadlineExceeded),
+        (Mode::BadHpack, Unavailable, Unavailable),
+        (Mode::NoTrailers, DeadlineExceeded, DeadlineExceeded),
         // The connect timeout, not the call's deadline.
-        (Mode::Silent, Code::Unavailable),
-        (Mode::PingFlood, Code::DeadlineExceeded),
+        (Mode::Silent, Unavailable, Unavailable),
+        (Mode::PingFlood, DeadlineExceeded, DeadlineExceeded),
     ];
-    for (mode, want) in cases {
+    let mut wrong = Vec::new();
+    for (mode, app_want, load_want) in cases {
         let before = vm_hwm_kib(std::process::id()).unwrap_or(0);
-        let started = Instant::now();
-        let (fast, h2) = library_call(mode);
-        let wall = started.elapsed();
+        let calls = library_call(mode);
         let after = vm_hwm_kib(std::process::id()).unwrap_or(0);
         eprintln!(
-            "library {mode:?}: fast {fast:?}, channel {h2:?}, {wall:.2?} for both, peak {after} \
-             KiB (was {before})"
+            "library {mode:?}: (application, fast, channel) {calls:?}, peak {after} KiB (was {before})"
         );
-        assert!(wall < Duration::from_secs(4), "{mode:?}: {wall:?}");
-        assert_eq!((fast, h2), (want, want), "{mode:?}");
+        for ((got, took), path) in calls.iter().zip(["application", "fast", "channel"]) {
+            let want = if path == "application" {
+                app_want
+            } else {
+                load_want
+            };
+            match got {
+                None => wrong.push(format!(
+                    "{mode:?} on the {path} client: not ended {PAST_DEADLINE:?} past its deadline"
+                )),
+                Some(code) if *code != want => wrong.push(format!(
+                    "{mode:?} on the {path} client: {code:?}, want {want:?}"
+                )),
+                // A call that fails by its deadline ends at it, not long after.
+                Some(_) if *took > CALL_DEADLINE + Duration::from_millis(500) => wrong.push(
+                    format!("{mode:?} on the {path} client: ended after {took:?}"),
+                ),
+                Some(_) => {}
+            }
+        }
         assert!(after < MAX_PEAK_KIB * 2, "{mode:?}: peak {after} KiB");
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
