@@ -353,6 +353,24 @@ fn tapped(
     )
 }
 
+/// The upstream's request for a call whose caller streams: the caller's metadata forwarded and
+/// its messages tapped onto a new tape; the receiver says if the caller's stream failed.
+#[allow(clippy::type_complexity)]
+fn upstream(
+    request: Request<DynamicStream>,
+) -> (
+    volley_client::Request<impl futures_util::Stream<Item = DynamicMessage> + Send + 'static>,
+    SharedTape,
+    oneshot::Receiver<Status>,
+) {
+    let (headers, incoming) = request.into_parts();
+    let tape = SharedTape::default();
+    let (tx, failed) = oneshot::channel();
+    let mut req = volley_client::Request::new(tapped(incoming, tape.clone(), tx));
+    *req.metadata_mut() = forwarded(&headers);
+    (req, tape, failed)
+}
+
 impl DynamicHandler for Recorder {
     fn unary(
         &self,
@@ -398,12 +416,8 @@ impl DynamicHandler for Recorder {
         let (this, method) = (self.clone(), method.clone());
         Box::pin(async move {
             let path = this.path(&method)?;
-            let (headers, incoming) = request.into_parts();
             let g = this.client().await?;
-            let tape = SharedTape::default();
-            let (tx, mut failed) = oneshot::channel();
-            let mut req = volley_client::Request::new(tapped(incoming, tape.clone(), tx));
-            *req.metadata_mut() = forwarded(&headers);
+            let (req, tape, mut failed) = upstream(request);
             let result = tokio::select! {
                 r = g.client_streaming::<_, Raw>(path, req) => r,
                 Ok(st) = &mut failed => {
@@ -423,12 +437,8 @@ impl DynamicHandler for Recorder {
         let (this, method) = (self.clone(), method.clone());
         Box::pin(async move {
             let path = this.path(&method)?;
-            let (headers, incoming) = request.into_parts();
             let g = this.client().await?;
-            let tape = SharedTape::default();
-            let (tx, mut failed) = oneshot::channel();
-            let mut req = volley_client::Request::new(tapped(incoming, tape.clone(), tx));
-            *req.metadata_mut() = forwarded(&headers);
+            let (req, tape, mut failed) = upstream(request);
             let result = tokio::select! {
                 r = g.streaming::<_, Raw>(path, req) => r,
                 Ok(st) = &mut failed => {
