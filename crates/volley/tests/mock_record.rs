@@ -430,3 +430,130 @@ mod interop {
         }
     }
 }
+
+/// One order as a gRPC frame.
+fn order_frame(instrument_id: i64) -> bytes::Bytes {
+    use prost::Message as _;
+    let order = Order {
+        instrument_id,
+        price: 2,
+    };
+    let mut frame = vec![0];
+    frame.extend_from_slice(&(order.encoded_len() as u32).to_be_bytes());
+    frame.extend_from_slice(&order.encode_to_vec());
+    frame.into()
+}
+
+/// A bidi call whose second message is not an order: the caller's stream fails there (the
+/// server cannot decode it), so the recorder cancels the upstream call rather than end its
+/// request stream as if it were whole (which recorded a one-order stub), writes no stub, and
+/// says why in one line; the caller gets the failure.
+#[test]
+fn a_call_whose_caller_sends_a_bad_message_is_not_recorded() {
+    let dir = TempDir::new("record-bad");
+    let stubs = dir.path("stubs");
+    let upstream = VOLLEY.serve(&[]);
+    let recorder = Mock::start(mock_command(&[
+        "--record",
+        &upstream.addr().to_string(),
+        "--stubs-out",
+        &stubs,
+    ]));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reply = rt.block_on(async {
+        let client = volley_testkit::RawClient::connect(recorder.grpc)
+            .await
+            .unwrap();
+        // A field 15 of wire type 7, which no protobuf message has.
+        let bad = bytes::Bytes::from_static(&[0, 0, 0, 0, 1, 0x7f]);
+        client
+            .call(
+                "/orders.OrderService/AddOrder",
+                &[],
+                vec![order_frame(1), bad],
+            )
+            .await
+            .unwrap()
+    });
+    assert_ne!(reply.code(), volley_wire::Code::Ok, "{:?}", reply.status());
+    let log = recorder.process.log();
+    assert!(
+        log.contains("recording orders.OrderService.AddOrder: the caller's stream failed"),
+        "{log}"
+    );
+    drop(recorder);
+    let written =
+        std::fs::read_dir(dir.0.join("stubs").join("orders.OrderService")).map_or(0, |d| d.count());
+    assert_eq!(
+        written, 0,
+        "a stub was written for a call whose caller failed"
+    );
+}
+
+/// A bidi call whose caller resets its stream after one order: the server drops the call, the
+/// recorder's upstream call goes with it (cancelled) and no stub is written, one warning line
+/// saying why.
+#[test]
+fn a_call_whose_caller_fails_mid_stream_is_not_recorded() {
+    let dir = TempDir::new("record-reset");
+    let stubs = dir.path("stubs");
+    let upstream = VOLLEY.serve(&[]);
+    let recorder = Mock::start(mock_command(&[
+        "--record",
+        &upstream.addr().to_string(),
+        "--stubs-out",
+        &stubs,
+    ]));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = volley_testkit::RawClient::connect(recorder.grpc)
+            .await
+            .unwrap();
+        let mut send = client.sender().ready().await.unwrap();
+        let req = client.request("/orders.OrderService/AddOrder", &[]);
+        let (resp, mut body) = send.send_request(req, false).unwrap();
+        body.send_data(order_frame(1), false).unwrap();
+        // The reply to the first order arrives: the upstream has the call.
+        let resp = resp.await.unwrap();
+        let mut replies = resp.into_body();
+        let first = replies.data().await;
+        assert!(
+            first.is_some_and(|d| d.is_ok()),
+            "no reply to the first order"
+        );
+        body.send_reset(h2::Reason::CANCEL);
+        // The connection's task sends the reset: keep it running a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        drop(client);
+    });
+    // The recorder notices, and writes nothing for the call.
+    let t = std::time::Instant::now();
+    while !recorder
+        .process
+        .log()
+        .contains("recording orders.OrderService.AddOrder: the caller")
+        && t.elapsed() < std::time::Duration::from_secs(10)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let log = recorder.process.log();
+    println!("noticed {:?} after the reset", t.elapsed());
+    assert!(
+        log.contains("recording orders.OrderService.AddOrder: the caller")
+            && log.contains("nothing is recorded"),
+        "{log}"
+    );
+    drop(recorder);
+    let written =
+        std::fs::read_dir(dir.0.join("stubs").join("orders.OrderService")).map_or(0, |d| d.count());
+    assert_eq!(
+        written, 0,
+        "a stub was written for a call whose caller failed"
+    );
+}

@@ -56,13 +56,26 @@ pub struct Recorder(Arc<Inner>);
 pub const MAX_RECORDED: usize = 64 << 20;
 
 /// What one call has shown so far, for its recording.
-#[derive(Default)]
 struct Tape {
     requests: Vec<DynamicMessage>,
     replies: Vec<DynamicMessage>,
     bytes: usize,
-    /// Past [`MAX_RECORDED`]: the call goes on, its recording does not.
+    /// [`MAX_RECORDED`], but in tests.
+    limit: usize,
+    /// Past `limit`: the call goes on, its recording does not.
     over: bool,
+}
+
+impl Default for Tape {
+    fn default() -> Tape {
+        Tape {
+            requests: Vec::new(),
+            replies: Vec::new(),
+            bytes: 0,
+            limit: MAX_RECORDED,
+            over: false,
+        }
+    }
 }
 
 impl Tape {
@@ -77,7 +90,7 @@ impl Tape {
             return;
         }
         self.bytes += m.encoded_len();
-        if self.bytes > MAX_RECORDED {
+        if self.bytes > self.limit {
             self.over = true;
             self.requests = Vec::new();
             self.replies = Vec::new();
@@ -95,6 +108,33 @@ type SharedTape = Arc<Mutex<Tape>>;
 
 fn lock(t: &SharedTape) -> std::sync::MutexGuard<'_, Tape> {
     t.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A call not yet ended on the caller's side. Dropped before [`done`](Unfinished::done) (the
+/// caller went away, so the server dropped the call and with it the upstream call, which is
+/// cancelled), it says in one line that nothing is recorded.
+struct Unfinished(Option<MethodDescriptor>);
+
+impl Unfinished {
+    fn new(method: &MethodDescriptor) -> Unfinished {
+        Unfinished(Some(method.clone()))
+    }
+
+    fn done(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.take() {
+            tracing::warn!(
+                "recording {}: the caller went away before the call ended; the upstream call \
+                 was cancelled and nothing is recorded",
+                m.full_name()
+            );
+        }
+    }
 }
 
 thread_local! {
@@ -263,6 +303,7 @@ impl Recorder {
         headers: HeaderMap,
         replies: volley_client::Streaming<Raw>,
         failed: Option<oneshot::Receiver<Status>>,
+        unfinished: Unfinished,
     ) -> DynamicStream {
         struct Relay {
             this: Recorder,
@@ -271,6 +312,7 @@ impl Recorder {
             headers: HeaderMap,
             replies: volley_client::Streaming<Raw>,
             failed: Option<oneshot::Receiver<Status>>,
+            unfinished: Unfinished,
         }
         let state = Relay {
             this: self.clone(),
@@ -279,16 +321,21 @@ impl Recorder {
             headers,
             replies,
             failed,
+            unfinished,
         };
         Box::pin(futures_util::stream::unfold(
             Some(state),
             |state| async move {
                 let mut r = state?;
-                let next = match r.failed.as_mut() {
-                    Some(failed) => tokio::select! {
-                        n = r.replies.next() => n,
-                        Ok(st) = failed => {
+                let next = match r.failed.take() {
+                    Some(failed) => match unless_failed(r.replies.next(), failed).await {
+                        Ok((n, failed)) => {
+                            r.failed = failed;
+                            n
+                        }
+                        Err(st) => {
                             Recorder::not_recorded(&r.method, &st);
+                            r.unfinished.done();
                             return Some((Err(st), None));
                         }
                     },
@@ -300,9 +347,13 @@ impl Recorder {
                             lock(&r.tape).keep(m.clone(), false);
                             Some((Ok(m), Some(r)))
                         }
-                        Err(st) => Some((Err(st), None)),
+                        Err(st) => {
+                            r.unfinished.done();
+                            Some((Err(st), None))
+                        }
                     },
                     Some(Err(st)) => {
+                        r.unfinished.done();
                         let headers = std::mem::take(&mut r.headers);
                         r.this.save(
                             &r.method,
@@ -314,6 +365,7 @@ impl Recorder {
                         Some((Err(relayed(&st)), None))
                     }
                     None => {
+                        r.unfinished.done();
                         let trailers = r.replies.trailers().cloned().unwrap_or_default();
                         let headers = std::mem::take(&mut r.headers);
                         r.this.save(&r.method, &r.tape, headers, trailers, None);
@@ -322,6 +374,27 @@ impl Recorder {
                 }
             },
         ))
+    }
+}
+
+/// Runs `call` to its end unless the caller's stream fails first (`Err` with its status; `call`
+/// is dropped, so the upstream call is cancelled). With the outcome comes the receiver still to
+/// watch, `None` once the caller's stream has ended whole.
+async fn unless_failed<T>(
+    call: impl std::future::Future<Output = T>,
+    mut failed: oneshot::Receiver<Status>,
+) -> Result<(T, Option<oneshot::Receiver<Status>>), Status> {
+    let mut call = std::pin::pin!(call);
+    let mut watching = true;
+    loop {
+        tokio::select! {
+            out = &mut call => return Ok((out, watching.then_some(failed))),
+            told = &mut failed, if watching => match told {
+                Ok(st) => return Err(st),
+                // The sender is gone: the caller's stream ended whole.
+                Err(_) => watching = false,
+            },
+        }
     }
 }
 
@@ -385,7 +458,9 @@ impl DynamicHandler for Recorder {
             let mut req = volley_client::Request::new(msg.clone());
             *req.metadata_mut() = forwarded(&headers);
             let tape = Tape::with_request(msg);
+            let mut unfinished = Unfinished::new(&method);
             let result = g.unary::<_, Raw>(path, req).await;
+            unfinished.done();
             this.answer(&method, &tape, result)
         })
     }
@@ -403,8 +478,9 @@ impl DynamicHandler for Recorder {
             let mut req = volley_client::Request::new(msg.clone());
             *req.metadata_mut() = forwarded(&headers);
             let tape = Tape::with_request(msg);
+            let unfinished = Unfinished::new(&method);
             let result = g.server_streaming::<_, Raw>(path, req).await;
-            this.stream(method, tape, result, None)
+            this.stream(method, tape, result, None, unfinished)
         })
     }
 
@@ -417,14 +493,11 @@ impl DynamicHandler for Recorder {
         Box::pin(async move {
             let path = this.path(&method)?;
             let g = this.client().await?;
-            let (req, tape, mut failed) = upstream(request);
-            let result = tokio::select! {
-                r = g.client_streaming::<_, Raw>(path, req) => r,
-                Ok(st) = &mut failed => {
-                    Recorder::not_recorded(&method, &st);
-                    return Err(st);
-                }
-            };
+            let (req, tape, failed) = upstream(request);
+            let mut unfinished = Unfinished::new(&method);
+            let upstream = unless_failed(g.client_streaming::<_, Raw>(path, req), failed).await;
+            unfinished.done();
+            let (result, _) = upstream.inspect_err(|st| Recorder::not_recorded(&method, st))?;
             this.answer(&method, &tape, result)
         })
     }
@@ -438,15 +511,15 @@ impl DynamicHandler for Recorder {
         Box::pin(async move {
             let path = this.path(&method)?;
             let g = this.client().await?;
-            let (req, tape, mut failed) = upstream(request);
-            let result = tokio::select! {
-                r = g.streaming::<_, Raw>(path, req) => r,
-                Ok(st) = &mut failed => {
-                    Recorder::not_recorded(&method, &st);
-                    return Err(st);
-                }
-            };
-            this.stream(method, tape, result, Some(failed))
+            let (req, tape, failed) = upstream(request);
+            let mut unfinished = Unfinished::new(&method);
+            let (result, failed) = unless_failed(g.streaming::<_, Raw>(path, req), failed)
+                .await
+                .inspect_err(|st| {
+                    Recorder::not_recorded(&method, st);
+                    unfinished.done();
+                })?;
+            this.stream(method, tape, result, failed, unfinished)
         })
     }
 }
@@ -490,15 +563,18 @@ impl Recorder {
         tape: SharedTape,
         result: Result<volley_client::Response<volley_client::Streaming<Raw>>, Status>,
         failed: Option<oneshot::Receiver<Status>>,
+        mut unfinished: Unfinished,
     ) -> Result<Response<DynamicStream>, Status> {
         match result {
             Ok(resp) => {
                 let (h, replies, _) = resp.into_parts();
-                let mut r = Response::new(self.relay(method, tape, h.clone(), replies, failed));
+                let relay = self.relay(method, tape, h.clone(), replies, failed, unfinished);
+                let mut r = Response::new(relay);
                 *r.metadata_mut() = passed(&h);
                 Ok(r)
             }
             Err(st) => {
+                unfinished.done();
                 self.save(
                     &method,
                     &tape,
@@ -585,6 +661,43 @@ mod tests {
         let plain = relayed(&Status::new(Code::Unavailable, "down"));
         assert_eq!((plain.code(), plain.message()), (Code::Unavailable, "down"));
         assert!(plain.details().is_none());
+    }
+
+    #[test]
+    fn a_call_past_the_cap_keeps_nothing_and_is_not_written() {
+        let pool = pool();
+        let m = check(&pool);
+        let dir = temp_dir("record-cap");
+        let r = Recorder::new(
+            &Record {
+                upstream: "127.0.0.1:1".into(),
+                stubs_out: dir.join("stubs"),
+                data_out: None,
+            },
+            &[crate::health::descriptor(&pool).unwrap()],
+        )
+        .unwrap();
+        let one = crate::testkit::msg(m.input(), serde_json::json!({"service": "x".repeat(100)}));
+        let tape = SharedTape::default();
+        lock(&tape).limit = 250;
+        lock(&tape).keep(one.clone(), true);
+        lock(&tape).keep(one.clone(), false);
+        assert!(!lock(&tape).over);
+        lock(&tape).keep(one.clone(), false);
+        // Past the cap: what was kept is let go, and nothing more is kept.
+        let t = lock(&tape);
+        assert!(t.over && t.requests.is_empty() && t.replies.is_empty());
+        drop(t);
+        r.save(&m, &tape, HeaderMap::new(), HeaderMap::new(), None);
+        let service = dir.join("stubs/grpc.health.v1.Health");
+        assert_eq!(std::fs::read_dir(service).map_or(0, |d| d.count()), 0);
+        // Under the cap, the same call is written.
+        let tape = Tape::with_request(one.clone());
+        lock(&tape).keep(one, false);
+        r.save(&m, &tape, HeaderMap::new(), HeaderMap::new(), None);
+        let service = dir.join("stubs/grpc.health.v1.Health");
+        assert_eq!(std::fs::read_dir(service).map_or(0, |d| d.count()), 1);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
