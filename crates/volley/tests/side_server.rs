@@ -58,10 +58,13 @@ fn the_admin_api_answers_again_after_its_descriptors_ran_out() {
         .to_owned();
     assert_eq!(get(&admin, "/api/stubs", Duration::from_secs(5)), Some(200));
 
-    // 80 connections: the kernel queues them all, the process can hold only some.
+    // 80 connections: the kernel queues them, the process can hold only some. (A server whose
+    // accept loop ended on the first failure closed its listener: connections are then
+    // refused, and the check below says so.)
     let flood: Vec<TcpStream> = (0..80)
-        .map(|_| TcpStream::connect(&admin).expect("the backlog takes it"))
+        .filter_map(|_| TcpStream::connect(&admin).ok())
         .collect();
+    println!("{} of 80 connections opened", flood.len());
     std::thread::sleep(Duration::from_secs(1));
     drop(flood);
 
