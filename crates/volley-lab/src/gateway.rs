@@ -85,6 +85,12 @@ pub fn run(args: GatewayArgs, signals: Signals) -> Result<()> {
         if let Err(e) = gw.channel.warm().await {
             info!("backend {} not reachable yet: {}", args.backend, e.message());
         }
+        if !listener.local_addr()?.ip().is_loopback() {
+            tracing::warn!(
+                "{}: other hosts can reach this lab gateway, which takes no auth",
+                listener.local_addr()?
+            );
+        }
         info!(
             "listening on {} (gateway: GET /performance -> {} helloworld.Greeter/SayHello, strategy {strategy}, {threads} thread(s))",
             listener.local_addr()?,

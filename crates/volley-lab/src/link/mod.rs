@@ -303,6 +303,12 @@ pub fn run(args: LinkArgs, signals: Signals) -> Result<()> {
             Some(r) => format!("{:.1} Mbit/s", r as f64 * 8.0 / 1e6),
             None => "no rate limit".into(),
         };
+        if !listener.local_addr()?.ip().is_loopback() {
+            tracing::warn!(
+                "{}: other hosts can reach this relay, which takes no auth",
+                listener.local_addr()?
+            );
+        }
         info!(
             "listening on {} (relaying to {to}, {:?} +- {:?} each way, {rate}, {})",
             listener.local_addr()?,
