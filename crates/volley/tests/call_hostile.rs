@@ -62,7 +62,7 @@ fn json_nested_past_go_s_depth_is_refused_as_grpcurl_refuses_it() {
             data.as_bytes(),
         );
         let theirs = volley_testkit::output_with_stdin(
-            &mut Command::new(tool("grpcurl")).args([
+            Command::new(tool("grpcurl")).args([
                 "-plaintext",
                 "-d",
                 "@",
