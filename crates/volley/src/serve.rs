@@ -133,13 +133,29 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     }
     let mut mode = "h2c";
     let mut reloading = None;
-    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+    // The certificate and key: the user's, or a local CA's made now. Either way a client CA
+    // (--tls-client-ca) asks every handshake for a client certificate it signed.
+    let files = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+        _ if args.tls_self_signed => {
+            let dir = args.tls_dir.clone().unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("volley-tls-{}", std::process::id()))
+            });
+            let files = tls::generate_self_signed(&dir)?;
+            info!("wrote CA certificate to {}", files.ca.display());
+            Some((files.cert, files.key))
+        }
+        _ => None,
+    };
+    if let Some((cert, key)) = files {
         let (r, config, loaded) = tls::Reloading::load(tls::TlsFiles {
             cert: cert.clone(),
-            key: key.clone(),
+            key,
             client_ca: args.tls_client_ca.clone(),
         })?;
-        info!("serving the TLS certificate {} ({loaded})", cert.display());
+        if !args.tls_self_signed {
+            info!("serving the TLS certificate {} ({loaded})", cert.display());
+        }
         builder = builder.tls(config);
         mode = if args.tls_client_ca.is_some() {
             "mutual TLS"
@@ -147,14 +163,10 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             "TLS"
         };
         reloading = Some(r);
-    } else if args.tls_self_signed {
-        let dir = args.tls_dir.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("volley-tls-{}", std::process::id()))
-        });
-        let files = tls::generate_self_signed(&dir)?;
-        info!("wrote CA certificate to {}", files.ca.display());
-        builder = builder.tls(tls::server_config(&files.cert, &files.key)?);
-        mode = "TLS";
+    } else if args.tls_client_ca.is_some() {
+        anyhow::bail!(
+            "--tls-client-ca needs TLS: add --tls-cert and --tls-key, or --tls-self-signed"
+        );
     }
     if mode != "h2c" && args.also_plaintext {
         mode = if mode == "TLS" {

@@ -3,6 +3,8 @@
 //! routes, `GET /metrics`, `GET /`) answers 401 without the token and serves with it, over every
 //! form the port takes (HTTP/1.1 and h2c in plaintext, HTTP/1.1 and h2 over TLS), and so does
 //! the admin API on `--admin-addr`; `--open-endpoint` opens one page by its exact path;
+//! a client certificate (`--tls-client-ca`, with `--tls-self-signed` too) covers every page as
+//! it covers the calls;
 //! `volley mock --admin-token` guards GripMock's admin port; and the start says, in one line,
 //! when an admin API or a calls' port is open to other hosts with no auth.
 
@@ -85,10 +87,24 @@ fn curl(
     addr: &str,
     form: Form,
     ca: Option<&PathBuf>,
+    page: (&str, &str, &str),
+    token: Option<&str>,
+) -> (u16, String) {
+    curl_with(&[], addr, form, ca, page, token)
+}
+
+/// [`curl`] with `extra` arguments first (a client certificate, say). A connection that never
+/// got to HTTP (a refused handshake) is status 0, as curl writes it ("000").
+fn curl_with(
+    extra: &[&str],
+    addr: &str,
+    form: Form,
+    ca: Option<&PathBuf>,
     (method, path, body): (&str, &str, &str),
     token: Option<&str>,
 ) -> (u16, String) {
     let mut cmd = Command::new(tool("curl"));
+    cmd.args(extra);
     cmd.args([
         "-s",
         "-o",
@@ -308,6 +324,91 @@ fn require_token_covers_every_page_over_tls_and_the_h2c_beside_it() {
     let ca = tls_dir.join("ca.pem");
     every_page_answers_to_the_token(&addr, &[Form::TlsHttp1, Form::TlsH2], Some(&ca));
     every_page_answers_to_the_token(&addr, &[Form::Http1, Form::H2c], None);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A CA of clients and a certificate it signed, as files: (CA, client certificate, its key).
+fn client_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "clients");
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let params = CertificateParams::new(vec!["client".into()]).unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let paths = (
+        dir.join("clients-ca.pem"),
+        dir.join("client.pem"),
+        dir.join("client.key"),
+    );
+    std::fs::write(&paths.0, ca_pem).unwrap();
+    std::fs::write(&paths.1, cert.pem()).unwrap();
+    std::fs::write(&paths.2, key.serialize_pem()).unwrap();
+    paths
+}
+
+#[test]
+fn client_certificates_cover_every_page_on_the_tls_port() {
+    let dir = project("mtls");
+    let tls_dir = dir.join("tls");
+    let (clients, cert, key) = client_ca(&dir);
+    let p = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        dir.join("shop.proto").to_str().unwrap(),
+        "--metrics",
+        "--tls-self-signed",
+        "--tls-dir",
+        tls_dir.to_str().unwrap(),
+        "--tls-client-ca",
+        clients.to_str().unwrap(),
+    ]);
+    let addr = p.addr().to_string();
+    let ca = tls_dir.join("ca.pem");
+    let with_cert = [
+        "--cert",
+        cert.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+    ];
+    for form in [Form::TlsHttp1, Form::TlsH2] {
+        for &page in PAGES {
+            // No client certificate: the handshake is refused before any page is asked.
+            let (code, _) = curl(&addr, form, Some(&ca), page, None);
+            assert_eq!(
+                code, 0,
+                "{form:?} {} {} without a client certificate",
+                page.0, page.1
+            );
+            let (code, _) = curl_with(&with_cert, &addr, form, Some(&ca), page, None);
+            assert!(
+                served(code),
+                "{form:?} {} {} with a client certificate: {code}",
+                page.0,
+                page.1
+            );
+        }
+    }
+    // A client CA with no TLS to ask with is refused, not ignored.
+    let out = VOLLEY
+        .command(&[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--tls-client-ca",
+            clients.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--tls-client-ca needs TLS"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

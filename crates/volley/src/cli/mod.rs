@@ -219,8 +219,9 @@ pub struct ServeArgs {
     #[arg(long, requires = "tls_cert", value_name = "PEM")]
     pub tls_key: Option<PathBuf>,
 
-    /// With --tls-cert, require client certificates signed by this PEM CA (mutual TLS).
-    #[arg(long, requires = "tls_cert", value_name = "PEM")]
+    /// With --tls-cert or --tls-self-signed, require client certificates signed by this PEM CA
+    /// (mutual TLS).
+    #[arg(long, value_name = "PEM")]
     pub tls_client_ca: Option<PathBuf>,
 
     /// How often to look at --tls-cert, --tls-key and --tls-client-ca for a change (a renewed
