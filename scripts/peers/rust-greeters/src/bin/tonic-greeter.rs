@@ -55,6 +55,7 @@ fn arg(flag: &str) -> Option<String> {
 async fn main() {
     let listener = rust_greeters::listen().await;
     let mut builder = tonic::transport::Server::builder();
+    #[cfg(feature = "tls")]
     if let (Some(cert), Some(key)) = (arg("--tls-cert"), arg("--tls-key")) {
         let identity = tonic::transport::Identity::from_pem(
             std::fs::read(cert).expect("read --tls-cert"),
@@ -64,6 +65,11 @@ async fn main() {
             .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
             .expect("a TLS configuration");
     }
+    #[cfg(not(feature = "tls"))]
+    assert!(
+        arg("--tls-cert").is_none(),
+        "tonic-greeter was built without --features tls"
+    );
     builder
         .add_service(GreeterServer::new(MyGreeter))
         .add_service(UsersServer::new(MyUsers))
