@@ -68,6 +68,11 @@ pub struct Values<R> {
 /// depth`, Go's words) rather than read into a stack that would overflow.
 pub const MAX_DEPTH: usize = 10_000;
 
+/// The stack `volley call` runs on. `-d` JSON may nest [`MAX_DEPTH`] levels (Go's limit, which
+/// grpcurl has), and reading, converting and dropping such a value recurses once a level: deeper
+/// than a main thread's 8 MiB in a debug build. Only the pages used are mapped.
+pub(crate) const STACK: usize = 512 << 20;
+
 impl<R: BufRead> Values<R> {
     /// Reads from `src`.
     pub fn new(src: R) -> Values<R> {
@@ -390,7 +395,7 @@ mod tests {
     fn nesting_stops_at_go_s_depth() {
         // On a stack of its own: reading 10,000 levels recurses 10,000 times.
         std::thread::Builder::new()
-            .stack_size(crate::STACK)
+            .stack_size(STACK)
             .spawn(|| {
                 let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
                 assert_eq!(all(&deep(MAX_DEPTH)).unwrap().len(), 1);

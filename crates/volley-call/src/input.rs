@@ -59,7 +59,7 @@ impl Requests {
             Data::Stdin => Box::new(std::io::stdin()),
             Data::Reader(r) => r,
         };
-        // The reader's stack is the call's (`crate::STACK`): JSON nests 10,000 levels deep.
+        // The reader's stack is the call's (`go_json::STACK`): JSON nests 10,000 levels deep.
         let failed = tx.clone();
         let read = move || {
             let reader = BufReader::new(reader);
@@ -71,7 +71,7 @@ impl Requests {
         };
         if let Err(e) = std::thread::Builder::new()
             .name("volley-call-input".into())
-            .stack_size(crate::STACK)
+            .stack_size(crate::go_json::STACK)
             .spawn(read)
         {
             let why = format!("cannot start reading the request data: {e}");

@@ -51,17 +51,12 @@ pub mod web;
 pub use ctx::Io;
 pub use run::run;
 
-/// The stack `volley call` runs on. `-d` JSON may nest [`go_json::MAX_DEPTH`] levels (Go's
-/// limit, which grpcurl has), and reading, converting and dropping such a value recurses once a
-/// level: deeper than a main thread's 8 MiB in a debug build. Only the pages used are mapped.
-pub(crate) const STACK: usize = 512 << 20;
-
 /// Runs `volley call ARGS` on this process's standard streams; returns the exit code.
 pub fn main(args: &[String]) -> i32 {
     let args = args.to_vec();
     let run = std::thread::Builder::new()
         .name("volley-call".into())
-        .stack_size(STACK)
+        .stack_size(go_json::STACK)
         .spawn(move || main_here(&args));
     match run.map(std::thread::JoinHandle::join) {
         Ok(Ok(code)) => code,

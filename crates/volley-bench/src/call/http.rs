@@ -4,7 +4,7 @@
 use http_body_util::Full;
 use volley_wire::Status;
 
-use super::Conn;
+use super::conn::Conn;
 use crate::target::HttpTarget;
 
 fn status_of(code: u16) -> Result<(), Status> {

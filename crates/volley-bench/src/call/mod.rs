@@ -2,12 +2,12 @@
 //! path, streams in `stream`, plain HTTP requests in `http`, and custom calls handed their
 //! connection.
 
+mod conn;
 mod http;
 mod stream;
 
 use std::{cell::RefCell, sync::Arc};
 
-use volley_client::{Channel, Connection};
 use volley_wire::Status;
 
 use crate::{
@@ -15,20 +15,7 @@ use crate::{
     recorder::Recorder,
     target::{CallKind, Target},
 };
-
-/// A connection of either HTTP version.
-#[derive(Clone)]
-pub(crate) enum Conn {
-    /// HTTP/2: gRPC, or HTTP load with `--http2`, through this thread's channel.
-    H2(Channel),
-    /// HTTP/1.1: plain HTTP load, one request in flight.
-    H1(std::rc::Rc<volley_client::load::http1::Http1Connection>),
-    /// A worker's own HTTP/2 connection (custom calls: one client, one connection).
-    Own(Connection),
-    /// The fast path's connection (gRPC calls of every kind), dialled again when it
-    /// closes.
-    Fast(std::rc::Rc<volley_client::load::fast::Redialing>),
-}
+pub(crate) use conn::Conn;
 
 /// Makes call number `i` of `target` (a mix's entry, not the mix: see [`Target::leaf`]);
 /// returns the bytes received.

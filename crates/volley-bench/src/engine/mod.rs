@@ -8,6 +8,7 @@
 //! `--abort-on`, ticks) and the merge. A thread is in `thread` (its dialling, and the fast path's
 //! in `fast_path`), a worker and its calls in `worker`, what they share in `shared`.
 
+mod error;
 mod fast_path;
 mod shared;
 mod thread;
@@ -28,6 +29,7 @@ use crate::{
     recorder::Recorder,
     target::{Target, payload::now_unix_nanos},
 };
+pub use error::BenchError;
 use shared::{Shared, method_recorder};
 use thread::{Place, thread_main};
 
@@ -92,20 +94,6 @@ impl Outcome {
             client_path: None,
         }
     }
-}
-
-/// Why a run could not happen.
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// A connection could not be opened.
-    #[error("{0}")]
-    Connect(String),
-    /// Request data could not be made.
-    #[error("{0}")]
-    Data(String),
-    /// `--start-at` had passed when every connection was ready.
-    #[error("the start time had passed by {0:?} when every connection was ready")]
-    MissedStart(Duration),
 }
 
 /// Lets another thread stop a run (Ctrl-C).

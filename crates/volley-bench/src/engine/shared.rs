@@ -12,7 +12,7 @@ use std::{
 
 use tokio::sync::watch;
 
-use super::BenchError;
+use super::error::BenchError;
 use crate::{live::Slots, plan::RunOptions, recorder::Recorder};
 
 pub(super) struct Shared {

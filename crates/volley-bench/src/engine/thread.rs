@@ -12,7 +12,8 @@ use tokio::task::LocalSet;
 use volley_client::{Channel, Connection, Strategy, load::http1::Http1Connection};
 
 use super::{
-    BenchError, fast_path,
+    error::BenchError,
+    fast_path,
     shared::{Shared, method_recorder},
     worker::{ThreadCtx, worker},
 };

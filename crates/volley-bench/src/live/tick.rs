@@ -12,7 +12,7 @@ use hdrhistogram::{
 use serde::Serialize;
 use volley_wire::{ALL_CODES, Code};
 
-use super::{Interval, MethodInterval};
+use super::interval::{Interval, MethodInterval};
 use crate::recorder::Ordered;
 
 /// Latency quantiles of an interval, ns (0 when it had no OK call).

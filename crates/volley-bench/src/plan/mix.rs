@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{DataSource, LineOrder, PlanError};
+use super::{
+    error::PlanError,
+    source::{DataSource, LineOrder},
+};
 
 /// One entry of a mix, as given.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,12 +6,14 @@
 
 pub mod args;
 mod config;
+mod error;
 mod flags;
 pub mod mix;
 pub mod options;
 mod resolve;
 pub mod schedule;
 pub mod shard;
+mod source;
 pub mod stages;
 pub mod threshold;
 pub mod units;
@@ -22,69 +24,15 @@ use std::{path::PathBuf, time::Duration};
 use serde_json::Value;
 
 pub use args::BenchArgs;
+pub use error::PlanError;
 pub use options::{
     ClientPath, DurationStop, EndReason, Format, Pace, RunOptions, Stop, StreamOptions,
 };
 pub use resolve::{from_args, resolve};
 pub use shard::Emit;
+pub use source::{DataSource, LineOrder, SchemaSource};
 pub use threshold::Threshold;
 pub use watch::WatchOptions;
-
-/// Why flags or a config file do not make a plan: one line, naming the flag or key.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanError(String);
-
-impl PlanError {
-    pub(crate) fn new(message: impl Into<String>) -> PlanError {
-        PlanError(message.into())
-    }
-}
-
-/// Where the schema comes from.
-#[derive(Debug, Clone)]
-pub enum SchemaSource {
-    /// `--proto` and its import paths.
-    Proto(PathBuf, Vec<PathBuf>),
-    /// `--protoset`.
-    Protoset(PathBuf),
-    /// Server reflection.
-    Reflection,
-}
-
-/// Request data as given.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DataSource {
-    /// No data: one empty message.
-    Empty,
-    /// JSON text (maybe templated).
-    Json(String),
-    /// Serialized protobuf.
-    Binary(Vec<u8>),
-    /// An NDJSON file, one message per line, streamed from disk, in this order.
-    Lines(PathBuf, LineOrder),
-}
-
-/// Which line of an NDJSON data file a call takes (`--data-order`, a mix entry's `data-order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LineOrder {
-    /// Call `k` takes line `k mod n`.
-    #[default]
-    RoundRobin,
-    /// Call `k` takes a line picked by a hash of `k` (the same in every rerun and shard).
-    Random,
-}
-
-impl LineOrder {
-    /// Parses `round-robin` or `random`.
-    pub fn parse(s: &str) -> Result<LineOrder, String> {
-        match s {
-            "round-robin" => Ok(LineOrder::RoundRobin),
-            "random" => Ok(LineOrder::Random),
-            _ => Err(format!("{s:?}: expected round-robin or random")),
-        }
-    }
-}
 
 /// The checked plan of a bench run.
 #[derive(Debug, Clone)]

@@ -9,10 +9,12 @@ use serde::Serialize;
 pub mod format;
 pub mod gofmt;
 mod options;
+mod quantile;
 pub mod server;
 pub mod verdicts;
 
 pub use options::ReportOptions;
+pub use quantile::Quantile;
 
 use crate::{
     engine::Outcome,
@@ -28,15 +30,6 @@ pub const PERCENTILES: [u32; 7] = [10, 25, 50, 75, 90, 95, 99];
 pub struct LatencyPoint {
     /// Percent (ghz: an integer).
     pub percentage: u32,
-    /// Nanoseconds.
-    pub latency: u64,
-}
-
-/// A finer point for volley's additions (p99.9, p99.99).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Quantile {
-    /// Percent, e.g. 99.9.
-    pub percentage: f64,
     /// Nanoseconds.
     pub latency: u64,
 }

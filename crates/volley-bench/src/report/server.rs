@@ -11,7 +11,7 @@ use http_body_util::Full;
 use serde::Serialize;
 use volley_client::{Endpoint, Target, load::http1::Http1Connection};
 
-use super::Quantile;
+use super::quantile::Quantile;
 
 /// The histogram read, in seconds.
 const DURATION: &str = "grpc_server_call_duration_seconds";

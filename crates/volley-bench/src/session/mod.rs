@@ -6,6 +6,7 @@
 //! the three; a caller that draws on the terminal (a progress bar, a full-screen view) takes
 //! them one by one, to clear its drawing before the report is written.
 
+mod error;
 mod scrape;
 mod write;
 
@@ -18,36 +19,10 @@ use crate::{
     gate::{EXIT_FAILED, EXIT_INVALID},
     plan::Plan,
     report::{Report, ReportOptions, verdicts::Verdicts},
-    target::{Target, TargetError, build},
+    target::{Target, build},
 };
+pub use error::RunError;
 use scrape::ServerScrape;
-
-/// Why a run could not be made or reported (a threshold that fails is not this: it is the exit
-/// code).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The target could not be built (schema, data, endpoint, TLS, reflection).
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// The engine could not run (a connection, request data).
-    #[error(transparent)]
-    Bench(#[from] BenchError),
-    /// `--server-metrics` could not be scraped or read.
-    #[error("{0}")]
-    ServerMetrics(String),
-    /// The runtime for building the target could not start.
-    #[error(transparent)]
-    Runtime(std::io::Error),
-    /// A file or the report could not be written (`-o`, `--debug`, `--junit`).
-    #[error("cannot write {what}")]
-    Write {
-        /// What: the flag and its path, or the report.
-        what: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// A plan ready to run: its target built, the server scraped.
 pub struct Session<'p> {

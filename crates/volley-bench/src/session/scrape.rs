@@ -4,7 +4,7 @@
 
 use tokio::runtime::Runtime;
 
-use super::RunError;
+use super::error::RunError;
 use crate::{
     plan::{Plan, mix::MixCall},
     report::{Report, server},

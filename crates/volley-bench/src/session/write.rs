@@ -7,7 +7,7 @@ use std::{
     path::Path,
 };
 
-use super::RunError;
+use super::error::RunError;
 use crate::{
     gate::write_junit,
     plan::Plan,

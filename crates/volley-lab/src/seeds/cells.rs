@@ -2,7 +2,7 @@
 //! text escaped for HTML, and a row's own cell (the median and spread of repeated runs, or why
 //! the case was not run).
 
-use super::Row;
+use super::row::Row;
 
 /// A figure as the tables print it.
 pub(super) fn fig(v: f64) -> String {

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    Row,
     cells::{esc, fig, ours_cell},
+    row::Row,
 };
 
 /// A generous estimate of a text's width in pixels at `size` px (sans-serif digits and lower

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::{
-    Ctx, Row,
+    row::{Ctx, Row},
     runs::{s, steady},
 };
 

@@ -7,9 +7,9 @@ use std::{fmt::Write as _, path::Path};
 use anyhow::{Context, Result};
 
 use super::{
-    Ctx, Row,
     cells::{esc, fig, ours_cell},
     charts::{bars, line_chart},
+    row::{Ctx, Row},
     scenarios, takeaway,
 };
 

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde_json::Value;
 
-use super::{Ctx, Row};
+use super::row::{Ctx, Row};
 
 /// Owned arguments for a child `volley` from string literals.
 pub(super) fn s(v: &[&str]) -> Vec<String> {

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use super::{
-    Ctx, Row, Scenario,
+    row::{Ctx, Row, Scenario},
     runs::{bench_row, s, steady},
 };
 

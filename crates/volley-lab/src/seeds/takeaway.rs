@@ -1,7 +1,7 @@
 //! One line per scenario that says what its figures mean, computed from them: ours against the
 //! seed's, and the ratio the seed's document drew its conclusion from, ours beside its.
 
-use super::Row;
+use super::row::Row;
 
 /// `ours / seed` as "8.4 x", or a range over several cases.
 fn times(v: &[f64]) -> String {

@@ -5,11 +5,9 @@
 
 mod reply;
 mod stream;
+mod trace;
 
-use std::{
-    sync::Arc,
-    time::{Instant, SystemTime},
-};
+use std::sync::Arc;
 
 use futures_util::StreamExt;
 use http::HeaderMap;
@@ -17,25 +15,15 @@ use prost_reflect::{DynamicMessage, MethodDescriptor};
 use volley_server::{DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status};
 
 use reply::{add_metadata, ctx, delay, effects, message, status, wait};
+use trace::session_of;
+pub(crate) use trace::{SESSION, Trace};
 
 use crate::{
-    history::Call as Seen,
     model::Stub,
     notfound,
     pick::{Call, Picked},
     stubs::Stubs,
 };
-
-/// The metadata key naming a call's session (GripMock's `X-Gripmock-Session`).
-pub(crate) const SESSION: &str = "x-gripmock-session";
-
-fn session_of(headers: &HeaderMap) -> String {
-    headers
-        .get(SESSION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
-}
 
 /// A call's answer, to come.
 type Answer<T> = DynamicFuture<Result<Response<T>, Status>>;
@@ -45,46 +33,6 @@ type Missed = Box<(Request<DynamicMessage>, Option<Status>)>;
 
 fn ready<T: Send + 'static>(r: Result<T, Status>) -> DynamicFuture<Result<T, Status>> {
     Box::pin(std::future::ready(r))
-}
-
-/// What the history keeps of a call, filled in as it goes.
-pub(crate) struct Trace {
-    method: MethodDescriptor,
-    session: String,
-    at: SystemTime,
-    started: Instant,
-    pub stub: Option<uuid::Uuid>,
-    pub requests: Vec<DynamicMessage>,
-    pub responses: Vec<DynamicMessage>,
-}
-
-impl Trace {
-    fn new(method: &MethodDescriptor, session: &str) -> Trace {
-        Trace {
-            method: method.clone(),
-            session: session.to_owned(),
-            at: SystemTime::now(),
-            started: Instant::now(),
-            stub: None,
-            requests: Vec::new(),
-            responses: Vec::new(),
-        }
-    }
-
-    pub(crate) fn done(self, stubs: &Stubs, outcome: Option<&Status>) {
-        stubs.inner().history.record(Seen {
-            service: self.method.parent_service().full_name().to_owned(),
-            method: self.method.name().to_owned(),
-            session: self.session,
-            stub: self.stub,
-            at: self.at,
-            requests: self.requests,
-            responses: self.responses,
-            code: outcome.map_or(volley_server::Code::Ok, Status::code),
-            error: outcome.map_or(String::new(), |s| s.message().to_owned()),
-            elapsed: self.started.elapsed(),
-        });
-    }
 }
 
 impl Stubs {

@@ -10,7 +10,10 @@ use http::HeaderMap;
 use prost_reflect::{DynamicMessage, MethodDescriptor};
 use volley_server::{DynamicStream, Response, Status};
 
-use super::{Trace, reply, session_of};
+use super::{
+    reply,
+    trace::{Trace, session_of},
+};
 use crate::{
     model::{Input, Stub},
     pick::{Call, Picked},

@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{
-    TemplateError, funcs,
+    error::TemplateError,
+    funcs,
     parse::{Arg, Node, Pipe},
     value::{Root, Val},
 };

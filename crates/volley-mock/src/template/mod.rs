@@ -7,12 +7,14 @@
 //! render is a walk over the tree.
 
 mod clock;
+mod error;
 mod eval;
 mod faker;
 mod funcs;
 mod parse;
 pub(crate) mod prepass;
 mod printf;
+mod program;
 mod shape;
 mod value;
 
@@ -20,41 +22,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub(crate) use error::TemplateError;
+pub(crate) use program::Template;
 pub(crate) use shape::{Shape, is_templated};
 pub(crate) use value::{Root, Val, go_float};
-
-/// A template that failed to parse or run: what went wrong, with the function's name when a
-/// function failed.
-#[derive(Debug, Clone)]
-pub(crate) struct TemplateError(pub String);
-
-impl std::fmt::Display for TemplateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "template: {}", self.0)
-    }
-}
-
-/// A parsed template.
-#[derive(Debug)]
-pub(crate) struct Template {
-    nodes: Vec<parse::Node>,
-}
-
-impl Template {
-    /// Parses `src`; an unknown function is an error.
-    pub(crate) fn parse(src: &str) -> Result<Template, TemplateError> {
-        Ok(Template {
-            nodes: parse::parse(src, &funcs::exists)?,
-        })
-    }
-
-    /// The text the template makes from `root`.
-    pub(crate) fn render(&self, root: &dyn Root) -> Result<String, TemplateError> {
-        let mut exec = eval::Exec::new(root);
-        exec.run(&self.nodes)?;
-        Ok(exec.out)
-    }
-}
 
 /// What a stub's templates read for one call.
 #[derive(Default)]

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use super::{TemplateError, Value};
+use super::value::{TemplateError, Value};
 
 fn int(v: &Value, f: &str) -> Result<i64, TemplateError> {
     match v {

@@ -14,15 +14,13 @@ use std::{fmt::Write, sync::Arc};
 
 mod funcs;
 mod proto;
+mod value;
 
 pub use funcs::MAX_RANDOM_STRING;
 use funcs::call;
 pub use proto::ProtoTemplate;
-
-/// A template that failed to parse or render.
-#[derive(Debug, thiserror::Error)]
-#[error("template: {0}")]
-pub struct TemplateError(String);
+pub use value::TemplateError;
+use value::Value;
 
 /// What a template can refer to, per call. The names are shared (`Arc<str>`): a load generator
 /// makes one of these per call, and a clone then costs no allocation.
@@ -53,25 +51,6 @@ pub struct CallData {
     pub uuid: String,
     /// The request as JSON, for reply templates (`{{.Request.name}}`, `volley serve --stubs`).
     pub request: Option<serde_json::Value>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Value {
-    Str(String),
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Str(s) => f.write_str(s),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
-            Value::Bool(b) => write!(f, "{b}"),
-        }
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -21,7 +21,10 @@ use volley_wire::{
     timeout::parse_grpc_timeout,
 };
 
-use super::{Way, grpc};
+use super::{
+    adapter::{Way, adapter},
+    grpc,
+};
 #[cfg(feature = "web")]
 use super::{connect, rest};
 use crate::{
@@ -53,7 +56,7 @@ pub(crate) fn serve(
         None => shared.chain.clone(),
     };
     let Some(chain) = chain else {
-        return super::adapter(&shared, peer, req, way);
+        return adapter(&shared, peer, req, way);
     };
     let method = match route {
         Some(r) => r.method.clone(),
@@ -160,7 +163,7 @@ fn respond(
                 let mut parts = parts;
                 parts.extensions.insert(tally);
                 let req = http::Request::from_parts(parts, body);
-                let served = super::adapter(&shared, guard.peer(), req, way);
+                let served = adapter(&shared, guard.peer(), req, way);
                 Box::pin(served.map(move |resp| complete(resp, finish, guard, added)))
             }
         },

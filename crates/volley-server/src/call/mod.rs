@@ -1,7 +1,8 @@
 //! One call: pick the protocol's adapter for a request (gRPC, gRPC-Web and Connect streams in
 //! `grpc`, Connect unary in `connect`, REST in `rest`) or refuse it with a plain HTTP answer;
-//! on a server with interceptors, `intercepted` runs them around the adapter.
+//! on a server with interceptors, `intercepted` runs them around the adapter (`adapter`).
 
+mod adapter;
 #[cfg(feature = "web")]
 mod connect;
 mod grpc;
@@ -18,26 +19,10 @@ use crate::{
     route::{Envelope, Protocol, Shared, protocol},
 };
 
+pub(crate) use adapter::Way;
+use adapter::adapter;
 #[cfg(feature = "web")]
 pub use connect::ConnectGetQuery;
-
-/// How a call is served: the protocol adapter a request's head chose.
-pub(crate) enum Way {
-    /// gRPC, gRPC-Web or Connect streaming (`grpc`).
-    Framed { env: Envelope, json: bool },
-    /// A Connect unary POST (`connect`).
-    #[cfg(feature = "web")]
-    ConnectPost { json: bool },
-    /// A Connect unary GET (`connect`).
-    #[cfg(feature = "web")]
-    ConnectGet,
-    /// A REST route (`rest`): its index and the path's variables.
-    #[cfg(feature = "web")]
-    Rest {
-        route: usize,
-        vars: Vec<(String, String)>,
-    },
-}
 
 /// Picks the protocol for a request: gRPC, gRPC-Web, Connect, REST, a page, or a plain refusal.
 ///
@@ -112,31 +97,6 @@ fn route(
         return intercepted::serve(shared.clone(), peer, req, way);
     }
     adapter(shared, peer, req, way)
-}
-
-/// The protocol adapter's future for a call, boxed at its own size.
-fn adapter(
-    shared: &Arc<Shared>,
-    peer: &Arc<Peer>,
-    req: http::Request<RequestBody>,
-    way: Way,
-) -> BoxFuture<HttpResponse> {
-    match way {
-        Way::Framed { env, json } => Box::pin(grpc::serve(shared, peer, req, env, json)),
-        #[cfg(feature = "web")]
-        Way::ConnectPost { json } => Box::pin(connect::serve_unary(
-            shared.clone(),
-            peer.clone(),
-            req,
-            json,
-        )),
-        #[cfg(feature = "web")]
-        Way::ConnectGet => Box::pin(connect::serve_get(shared.clone(), peer.clone(), req)),
-        #[cfg(feature = "web")]
-        Way::Rest { route, vars } => {
-            Box::pin(rest::serve(shared.clone(), peer.clone(), req, route, vars))
-        }
-    }
 }
 
 /// The way a request is served, or the answer that refuses it (or serves a page).
