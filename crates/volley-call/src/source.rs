@@ -240,26 +240,20 @@ pub fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
 /// Compiles `-proto` files with protox, comments kept (grpcurl's `describe` prints them).
 pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<DescriptorPool, String> {
     let named: Vec<std::path::PathBuf> = files.iter().map(Into::into).collect();
-    // With no -import-path grpcurl opens each name as it is, from the working directory, so
-    // an absolute one too: `/` is a root for those.
+    // protoparse's ResolveFilenames, as grpcurl calls it: with no -import-path each name is
+    // opened as it is, from the working directory, and an absolute one is refused.
+    if import_paths.is_empty() && named.iter().any(|f| f.is_absolute()) {
+        return Err(
+            "must specify at least one import path if any absolute file paths are given".into(),
+        );
+    }
     let includes: Vec<std::path::PathBuf> = if import_paths.is_empty() {
-        let mut roots = vec![std::path::PathBuf::from(".")];
-        if named.iter().any(|f| f.is_absolute()) {
-            roots.push("/".into());
-        }
-        roots
+        vec![std::path::PathBuf::from(".")]
     } else {
         import_paths.iter().map(Into::into).collect()
     };
     let files = if import_paths.is_empty() {
-        // An absolute name in its plain form (protox takes no `..` in a name).
-        named
-            .iter()
-            .map(|f| match f.is_absolute() {
-                true => std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()),
-                false => f.clone(),
-            })
-            .collect()
+        named.clone()
     } else {
         volley_proto::schema::resolve_filenames(&includes, &named)
     };

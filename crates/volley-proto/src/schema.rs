@@ -78,13 +78,15 @@ pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<Descriptor
 }
 
 /// Compiles `files` (named relative to one of `includes`) with protox into a descriptor set
-/// holding them and their imports, for code generation (`volley-build`). A failure names
+/// holding them and their imports, comments kept, for code generation (`volley-build`) and
+/// `volley call -proto`. Read as `--proto` is everywhere: edition files lowered to proto2
+/// (`editions`), googleapis' common protos importable with no flag. A failure names
 /// `file:line:column`.
 pub fn compile_files(
     files: &[PathBuf],
     includes: &[PathBuf],
 ) -> Result<FileDescriptorSet, SchemaError> {
-    let mut compiler = protox::Compiler::new(includes).map_err(|e| compile_error(&e))?;
+    let mut compiler = protox::Compiler::with_file_resolver(crate::compile::resolver(includes));
     compiler.include_imports(true).include_source_info(true);
     for f in files {
         compiler.open_file(f).map_err(|e| compile_error(&e))?;

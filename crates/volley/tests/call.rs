@@ -944,3 +944,54 @@ fn hints_follow_grpcurls_error_where_it_stops_short() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// An editions 2023 file loads as bench and mock load it (lowered to proto2 by the one loader,
+/// `volley_proto::schema::compile_files`): `list` and a call print what grpcurl prints. (Its
+/// `describe` prints the lowered file, proto2 `optional`s, where grpcurl prints the editions
+/// text: docs/call.md.)
+#[test]
+fn an_editions_2023_file_is_loaded_and_called_as_grpcurl_calls_it() {
+    let dir = temp_dir("editions");
+    std::fs::write(
+        dir.join("echo.proto"),
+        "edition = \"2023\";\npackage ed.v1;\n\
+         message Ping { string name = 1; int32 n = 2 [features.field_presence = IMPLICIT]; }\n\
+         service Echo { rpc Say(Ping) returns (Ping); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("stubs.json"),
+        r#"[{"service": "ed.v1.Echo", "method": "Say", "input": {"equals": {"name": "x"}},
+             "output": {"data": {"name": "echoed", "n": 7}}}]"#,
+    )
+    .unwrap();
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        dir.join("echo.proto").to_str().unwrap(),
+        "--stubs",
+        dir.join("stubs.json").to_str().unwrap(),
+    ]);
+    let addr = server.addr().to_string();
+    let root = dir.display().to_string();
+    let schema = ["-import-path", root.as_str(), "-proto", "echo.proto"];
+    let listed = same(&[&schema[..], &["list"]].concat());
+    assert_eq!(listed.stdout, "ed.v1.Echo\n");
+    // grpcurl's rule: an absolute -proto needs an -import-path.
+    let proto = dir.join("echo.proto").display().to_string();
+    assert_eq!(same(&["-proto", &proto, "list"]).code, 1);
+    let called = same(&[
+        "-plaintext",
+        "-import-path",
+        &root,
+        "-proto",
+        "echo.proto",
+        "-d",
+        r#"{"name": "x"}"#,
+        &addr,
+        "ed.v1.Echo/Say",
+    ]);
+    assert_eq!(called.code, 0, "{called:?}");
+    assert!(called.stdout.contains("\"echoed\""), "{called:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
