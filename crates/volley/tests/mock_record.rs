@@ -444,6 +444,18 @@ fn order_frame(instrument_id: i64) -> bytes::Bytes {
     frame.into()
 }
 
+/// `volley serve`'s built-in services, and a recorder in front of them writing stubs to
+/// `dir/stubs` (with `extra` arguments: more protos).
+fn recording(dir: &TempDir, extra: &[&str]) -> (volley_testkit::VolleyProcess, Mock) {
+    let upstream = VOLLEY.serve(&[]);
+    let stubs = dir.path("stubs");
+    let addr = upstream.addr().to_string();
+    let mut args = vec!["--record", addr.as_str(), "--stubs-out", stubs.as_str()];
+    args.extend_from_slice(extra);
+    let recorder = Mock::start(mock_command(&args));
+    (upstream, recorder)
+}
+
 /// A bidi call whose second message is not an order: the caller's stream fails there (the
 /// server cannot decode it), so the recorder cancels the upstream call rather than end its
 /// request stream as if it were whole (which recorded a one-order stub), writes no stub, and
@@ -451,14 +463,7 @@ fn order_frame(instrument_id: i64) -> bytes::Bytes {
 #[test]
 fn a_call_whose_caller_sends_a_bad_message_is_not_recorded() {
     let dir = TempDir::new("record-bad");
-    let stubs = dir.path("stubs");
-    let upstream = VOLLEY.serve(&[]);
-    let recorder = Mock::start(mock_command(&[
-        "--record",
-        &upstream.addr().to_string(),
-        "--stubs-out",
-        &stubs,
-    ]));
+    let (_upstream, recorder) = recording(&dir, &[]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -503,14 +508,7 @@ fn a_call_whose_caller_sends_a_bad_message_is_not_recorded() {
 #[test]
 fn a_call_whose_caller_fails_mid_stream_is_not_recorded() {
     let dir = TempDir::new("record-reset");
-    let stubs = dir.path("stubs");
-    let upstream = VOLLEY.serve(&[]);
-    let recorder = Mock::start(mock_command(&[
-        "--record",
-        &upstream.addr().to_string(),
-        "--stubs-out",
-        &stubs,
-    ]));
+    let (_upstream, recorder) = recording(&dir, &[]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -571,14 +569,7 @@ const GREETER: &str = "proto/helloworld/helloworld.proto";
 fn a_replay_answers_byte_for_byte_templates_binary_trailers_and_odd_headers() {
     let dir = TempDir::new("record-bytes");
     let stubs = dir.path("stubs");
-    let upstream = VOLLEY.serve(&[]);
-    let recorder = Mock::start(mock_command(&[
-        "--record",
-        &upstream.addr().to_string(),
-        "--stubs-out",
-        &stubs,
-        GREETER,
-    ]));
+    let (upstream, recorder) = recording(&dir, &[GREETER]);
     let hello = |addr: &str| {
         grpcurl(
             addr,
