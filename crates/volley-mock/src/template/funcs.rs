@@ -425,7 +425,16 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
         },
         "bytes" => Val::Bytes(s(&need(a, 1, name)?[0]).as_bytes().to_vec()),
         "randomString" => {
-            let n = a.first().and_then(Val::int).unwrap_or(8).max(0) as usize;
+            let n = a.first().and_then(Val::int).unwrap_or(8).max(0);
+            // The bound `volley bench`'s templates have (its fuzzer found the same allocation
+            // there): one function call never asks for more than 1 MiB.
+            let max = volley_proto::template::MAX_RANDOM_STRING;
+            if n > max {
+                return Err(format!(
+                    "randomString: length {n} is over the limit of {max}"
+                ));
+            }
+            let n = n as usize;
             Val::Str(Cow::Owned(
                 std::iter::repeat_with(fastrand::alphanumeric)
                     .take(n)

@@ -194,6 +194,13 @@ mod tests {
             "{{range 100000}}0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789{{end}}",
         );
         assert!(e.contains("past 16 MiB"), "{e}");
+        // ghz's bound on randomString, which this engine lacked (100 GB asked for at once).
+        let e = err("{{ randomString 100000000000 }}");
+        assert!(
+            e.contains("randomString: length 100000000000 is over the limit of 1048576"),
+            "{e}"
+        );
+        assert_eq!(render("{{ len (randomString 1048576) }}", &ctx), "1048576");
         assert_eq!(render("{{range 3}}{{.}}{{end}}", &ctx), "012");
         // Found by the stubs fuzz target: a precision past what Rust formats panicked.
         assert_eq!(render("{{printf \"%.2f\" 1.5}}", &ctx), "1.50");
