@@ -7,7 +7,7 @@
 //!   how to pace) are what the engine runs.
 //! - `recorder`: one thread's record of its calls (HDR histograms, exact min and max, status
 //!   counts, errors), merged once at the end.
-//! - `target`: what is called, built from the plan: a gRPC method (endpoint, schema, payload
+//! - `callee`: what is called, built from the plan: a gRPC method (endpoint, schema, payload
 //!   encoded once) or one HTTP request ([`Target`]); a [`CustomCall`] is handed its thread's
 //!   recorder.
 //! - `engine`, after its parts `clock`, `live` and `call`: threads with a current-thread runtime
@@ -29,6 +29,7 @@
 #![deny(unreachable_pub)]
 
 mod call;
+pub mod callee;
 mod clock;
 pub mod compare;
 mod engine;
@@ -41,8 +42,10 @@ pub mod recorder;
 pub mod report;
 pub mod results;
 mod session;
-pub mod target;
 
+pub use callee::{
+    CallKind, CustomCall, CustomFuture, CustomTarget, GrpcTarget, HttpTarget, Target, TargetError,
+};
 pub use clock::cpu_time;
 pub use engine::{BenchError, Control, MethodOutcome, Observers, Outcome, run};
 pub use plan::{
@@ -51,6 +54,3 @@ pub use plan::{
 };
 pub use report::{Report, ReportOptions};
 pub use session::{Finished, Ran, RunError, Session, run_plan};
-pub use target::{
-    CallKind, CustomCall, CustomFuture, CustomTarget, GrpcTarget, HttpTarget, Target, TargetError,
-};

@@ -20,11 +20,11 @@ use clap::Parser;
 use serde_json::Value;
 use volley_bench::{
     ClientPath, Control, Finished, Observers, Plan, Stop,
+    callee::mix::pick,
     gate::{EXIT_FAILED, EXIT_INVALID},
     live::Live,
     plan::{BenchArgs, from_args},
     run_plan,
-    target::mix::pick,
 };
 use volley_testkit::{client_path as path_of, report_shape::assert_valid_report};
 

@@ -9,7 +9,7 @@ use std::{
 };
 
 use serde_json::Value;
-use volley_bench::target::mix::pick;
+use volley_bench::callee::mix::pick;
 use volley_testkit::{Volley, json_report, volley};
 
 const VOLLEY: Volley = volley!();

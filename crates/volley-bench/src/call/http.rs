@@ -5,7 +5,7 @@ use http_body_util::Full;
 use volley_wire::Status;
 
 use super::conn::Conn;
-use crate::target::HttpTarget;
+use crate::callee::HttpTarget;
 
 fn status_of(code: u16) -> Result<(), Status> {
     if (200..400).contains(&code) {

@@ -11,9 +11,9 @@ use std::{cell::RefCell, sync::Arc};
 use volley_wire::Status;
 
 use crate::{
+    callee::{CallKind, Target},
     plan::RunOptions,
     recorder::Recorder,
-    target::{CallKind, Target},
 };
 pub(crate) use conn::Conn;
 

@@ -19,9 +19,9 @@ use volley_proto::template::CallData;
 use volley_wire::{Code, Status};
 
 use crate::{
+    callee::{CallKind, GrpcTarget},
     plan::RunOptions,
     recorder::Recorder,
-    target::{CallKind, GrpcTarget},
 };
 
 pub(super) async fn stream_call(

@@ -10,8 +10,8 @@ use volley_wire::Status;
 
 use crate::{
     call::Conn,
+    callee::Target,
     plan::options::{ClientPath, RunOptions},
-    target::Target,
 };
 
 /// Why a run's calls do not take the fast path (`None`: they do). The fast path serves gRPC

@@ -24,10 +24,10 @@ use std::{
 };
 
 use crate::{
+    callee::{Target, payload::now_unix_nanos},
     live::{Live, Slots, Watch},
     plan::options::{EndReason, RunOptions},
     recorder::Recorder,
-    target::{Target, payload::now_unix_nanos},
 };
 pub use error::BenchError;
 use shared::{Shared, method_recorder};

@@ -18,7 +18,7 @@ use super::{
     worker::{ThreadCtx, worker},
 };
 use crate::{
-    call::Conn, clock::thread_cpu_time, plan::RunOptions, recorder::Recorder, target::Target,
+    call::Conn, callee::Target, clock::thread_cpu_time, plan::RunOptions, recorder::Recorder,
 };
 
 /// Which thread this is, and its connections (HTTP/1.1) and workers.

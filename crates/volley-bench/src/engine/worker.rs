@@ -19,12 +19,12 @@ use volley_wire::Status;
 use super::shared::Shared;
 use crate::{
     call::{self, Conn},
+    callee::Target,
     plan::{
         options::{DurationStop, RunOptions, Stop},
         schedule::{Pacer, Ramp, Shape},
     },
     recorder::Recorder,
-    target::Target,
 };
 
 /// How much before a call is due a paced worker asks to wake: tokio's timer rounds up to its

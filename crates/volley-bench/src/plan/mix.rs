@@ -1,7 +1,7 @@
 //! A mix of calls in one run: `--call NAME:WEIGHT` given more than once, or a scenario file's
 //! `mix:` list, each entry a gRPC method or an HTTP request with a weight and, in a scenario,
 //! its own data, data file, metadata and stream length. Read here into [`MixSpec`]s; the target
-//! is built from them in `target::build`.
+//! is built from them in `callee::build`.
 
 use std::path::{Path, PathBuf};
 

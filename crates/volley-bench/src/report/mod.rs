@@ -324,7 +324,7 @@ impl Report {
                 }
             })
             .collect();
-        let now = crate::target::payload::now_unix_nanos();
+        let now = crate::callee::payload::now_unix_nanos();
         let results = with_results.then(|| {
             let hash =
                 crate::results::plan_hash(&serde_json::to_value(&options).unwrap_or_default());

@@ -1,6 +1,6 @@
 //! Why a `volley bench` run could not be made or reported.
 
-use crate::{engine::BenchError, target::TargetError};
+use crate::{callee::TargetError, engine::BenchError};
 
 /// Why a run could not be made or reported (a threshold that fails is not this: it is the exit
 /// code).

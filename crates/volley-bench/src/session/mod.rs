@@ -15,11 +15,11 @@ use std::{io::Write, sync::Arc};
 use tokio::runtime::Runtime;
 
 use crate::{
+    callee::{Target, build},
     engine::{self, BenchError, Control, Observers, Outcome},
     gate::{EXIT_FAILED, EXIT_INVALID},
     plan::Plan,
     report::{Report, ReportOptions, verdicts::Verdicts},
-    target::{Target, build},
 };
 pub use error::RunError;
 use scrape::ServerScrape;
