@@ -24,7 +24,6 @@ pub mod admin;
 pub(crate) mod answer;
 mod check;
 pub mod defaults;
-mod duration;
 mod format;
 pub mod health;
 mod history;

@@ -6,7 +6,7 @@ use std::{ffi::OsString, path::PathBuf, time::Duration};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use volley_bench::plan::units::parse_duration;
+use volley_proto::gofmt::parse_duration;
 
 /// `volley mock`: a drop-in for GripMock.
 #[derive(Debug, Args)]

@@ -314,7 +314,8 @@ pub(crate) fn delay(v: Option<&Value>, what: &str) -> Result<Delay, String> {
             Template::parse(s).map_err(|e| format!("{what}: {s:?}: {e}"))?,
         )),
         Some(Value::String(s)) => Delay::Fixed(
-            crate::duration::parse(s)
+            volley_proto::gofmt::parse_duration(s)
+                .ok()
                 .ok_or_else(|| format!("{what} {s:?} is not a duration (50ms, 1s)"))?,
         ),
         Some(other) => return Err(format!("{what} {other} is not a duration")),

@@ -176,7 +176,8 @@ fn dur(v: &Val<'_>) -> Result<i64, String> {
     match v.clone().norm() {
         Val::Dur(d) => Ok(d),
         Val::Int(i) => Ok(i),
-        other => crate::duration::parse(&s(&other))
+        other => volley_proto::gofmt::parse_duration(&s(&other))
+            .ok()
             .map(|d| d.as_nanos() as i64)
             .ok_or_else(|| format!("{:?} is not a duration", other.text())),
     }
@@ -388,7 +389,8 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
                 .num()
                 .ok_or("duration takes a number")?;
             let unit = a.get(1).map_or(Cow::Borrowed("ms"), s);
-            let per = crate::duration::parse(&format!("1{unit}"))
+            let per = volley_proto::gofmt::parse_duration(&format!("1{unit}"))
+                .ok()
                 .ok_or_else(|| format!("{unit:?} is not a unit"))?
                 .as_nanos() as f64;
             Val::Dur((n * per) as i64)
