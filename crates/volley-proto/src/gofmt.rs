@@ -1,5 +1,5 @@
-//! Go's text forms that ghz, grpcurl and GripMock read and write, in one place for bench, call
-//! and mock: durations as Go's `time.ParseDuration` reads them (`200ms`, `1m30s`, `1.5h`).
+//! Go's text forms that ghz and GripMock read and write, in one place for bench and mock:
+//! durations as Go's `time.ParseDuration` reads them (`200ms`, `1m30s`, `1.5h`).
 
 use std::time::Duration;
 
