@@ -1,6 +1,6 @@
 //! The stub files' raw forms: GripMock's keys as serde reads them from JSON or YAML (one stub or
-//! a list per file; v1's, v2's and v3's forms alike), the line each stub starts on, the keys
-//! volley does not know, and Go-style durations.
+//! a list per file; v1's, v2's and v3's forms alike), the line each stub starts on, and the
+//! keys volley does not know.
 
 use std::{collections::BTreeMap, path::Path};
 

@@ -1,7 +1,6 @@
 //! A worker and its calls: the loop that takes call numbers from the shared counter, waits for
 //! each one's intended send time under a pace, makes the call (under `-t` and the end of `-z`)
-//! and records it in its thread's recorders. The engine's hot path; it is moved here from one
-//! file, not changed.
+//! and records it in its thread's recorders. The engine's hot path.
 
 use std::{
     cell::RefCell,
