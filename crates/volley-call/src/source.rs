@@ -258,12 +258,7 @@ pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<Descr
         volley_proto::schema::resolve_filenames(&includes, &named)
     };
     for (f, given) in files.iter().zip(&named) {
-        let found = if import_paths.is_empty() {
-            f.is_file()
-        } else {
-            includes.iter().any(|d| d.join(f).is_file())
-        };
-        if !found {
+        if !includes.iter().any(|d| d.join(f).is_file()) {
             return Err(format!(
                 "could not parse given files: open {}: no such file or directory",
                 given.display()

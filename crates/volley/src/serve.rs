@@ -153,9 +153,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             key,
             client_ca: args.tls_client_ca.clone(),
         })?;
-        if !args.tls_self_signed {
-            info!("serving the TLS certificate {} ({loaded})", cert.display());
-        }
+        info!("serving the TLS certificate {} ({loaded})", cert.display());
         builder = builder.tls(config);
         mode = if args.tls_client_ca.is_some() {
             "mutual TLS"

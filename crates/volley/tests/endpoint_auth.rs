@@ -304,24 +304,29 @@ fn require_token_covers_every_page_on_the_calls_port_and_the_admin_port() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn require_token_covers_every_page_over_tls_and_the_h2c_beside_it() {
-    let dir = project("tls");
+/// `volley serve` of the project in `dir` with `--metrics` over self-signed TLS, with `extra`
+/// flags: the process and the CA that signed its certificate.
+fn serve_tls(dir: &std::path::Path, extra: &[&str]) -> (VolleyProcess, PathBuf) {
     let tls_dir = dir.join("tls");
-    let p = VOLLEY.serve(&[
+    let proto = dir.join("shop.proto");
+    let mut args = vec![
         "--no-builtin",
         "--proto",
-        dir.join("shop.proto").to_str().unwrap(),
+        proto.to_str().unwrap(),
         "--metrics",
         "--tls-self-signed",
         "--tls-dir",
         tls_dir.to_str().unwrap(),
-        "--also-plaintext",
-        "--require-token",
-        TOKEN,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    (VOLLEY.serve(&args), tls_dir.join("ca.pem"))
+}
+
+#[test]
+fn require_token_covers_every_page_over_tls_and_the_h2c_beside_it() {
+    let dir = project("tls");
+    let (p, ca) = serve_tls(&dir, &["--also-plaintext", "--require-token", TOKEN]);
     let addr = p.addr().to_string();
-    let ca = tls_dir.join("ca.pem");
     every_page_answers_to_the_token(&addr, &[Form::TlsHttp1, Form::TlsH2], Some(&ca));
     every_page_answers_to_the_token(&addr, &[Form::Http1, Form::H2c], None);
     let _ = std::fs::remove_dir_all(dir);
@@ -354,21 +359,9 @@ fn client_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
 #[test]
 fn client_certificates_cover_every_page_on_the_tls_port() {
     let dir = project("mtls");
-    let tls_dir = dir.join("tls");
     let (clients, cert, key) = client_ca(&dir);
-    let p = VOLLEY.serve(&[
-        "--no-builtin",
-        "--proto",
-        dir.join("shop.proto").to_str().unwrap(),
-        "--metrics",
-        "--tls-self-signed",
-        "--tls-dir",
-        tls_dir.to_str().unwrap(),
-        "--tls-client-ca",
-        clients.to_str().unwrap(),
-    ]);
+    let (p, ca) = serve_tls(&dir, &["--tls-client-ca", clients.to_str().unwrap()]);
     let addr = p.addr().to_string();
-    let ca = tls_dir.join("ca.pem");
     let with_cert = [
         "--cert",
         cert.to_str().unwrap(),

@@ -107,7 +107,7 @@ pub(crate) fn delay(d: &Delay, ctx: Option<&Ctx>, stub: &Stub) -> Result<Duratio
             if s.is_empty() || s.starts_with('-') {
                 return Ok(Duration::ZERO);
             }
-            volley_proto::gofmt::parse_duration(s).ok().ok_or_else(|| {
+            volley_proto::gofmt::parse_duration(s).map_err(|_| {
                 Status::internal(format!(
                     "{}: delay template rendered an invalid duration {s:?}",
                     stub.source

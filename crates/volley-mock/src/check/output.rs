@@ -315,8 +315,7 @@ pub(crate) fn delay(v: Option<&Value>, what: &str) -> Result<Delay, String> {
         )),
         Some(Value::String(s)) => Delay::Fixed(
             volley_proto::gofmt::parse_duration(s)
-                .ok()
-                .ok_or_else(|| format!("{what} {s:?} is not a duration (50ms, 1s)"))?,
+                .map_err(|_| format!("{what} {s:?} is not a duration (50ms, 1s)"))?,
         ),
         Some(other) => return Err(format!("{what} {other} is not a duration")),
     })

@@ -177,9 +177,8 @@ fn dur(v: &Val<'_>) -> Result<i64, String> {
         Val::Dur(d) => Ok(d),
         Val::Int(i) => Ok(i),
         other => volley_proto::gofmt::parse_duration(&s(&other))
-            .ok()
             .map(|d| d.as_nanos() as i64)
-            .ok_or_else(|| format!("{:?} is not a duration", other.text())),
+            .map_err(|_| format!("{:?} is not a duration", other.text())),
     }
 }
 
@@ -390,8 +389,7 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
                 .ok_or("duration takes a number")?;
             let unit = a.get(1).map_or(Cow::Borrowed("ms"), s);
             let per = volley_proto::gofmt::parse_duration(&format!("1{unit}"))
-                .ok()
-                .ok_or_else(|| format!("{unit:?} is not a unit"))?
+                .map_err(|_| format!("{unit:?} is not a unit"))?
                 .as_nanos() as f64;
             Val::Dur((n * per) as i64)
         }
