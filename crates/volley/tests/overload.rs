@@ -68,12 +68,22 @@ fn calls_beyond_the_limit_are_refused_and_the_accepted_keep_their_latency() {
         "{errors}"
     );
 
-    // The accepted calls came at about the capacity (4000/s over the run's ~2 s).
+    // The accepted calls kept every slot busy: by Little's law, slots in use = accepted rate x
+    // the time each holds one, and the client sees each call (the median here: ghz's mean
+    // counts the refused calls too) for at least as long as the server holds its slot. The rate
+    // itself depends on the machine: 2844/s on the 2-core CI machine (stop 56), under the 3000/s
+    // this test used to ask. Slots busy, measured: 0.98 (0.976-0.988, 3586-3618/s) on an idle 2-core machine;
+    // 0.91 (2814/s) with one core taken by a busy loop. A limiter that leaked slots or held them
+    // after the answer would keep fewer busy; 0.8 is the bound (0.11 under the loaded figure).
+    // The rate never goes above the capacity.
     let seconds = r["total"].as_f64().unwrap() / 1e9;
     let accepted_rate = ok as f64 / seconds;
+    let median_s = latency_ms(&r, 50) / 1e3;
+    let busy = accepted_rate * median_s / 200.0;
     assert!(
-        (3000.0..=4600.0).contains(&accepted_rate),
-        "accepted {ok} calls in {seconds:.2} s: {accepted_rate:.0}/s"
+        busy >= 0.8 && accepted_rate <= 4600.0,
+        "accepted {ok} calls in {seconds:.2} s: {accepted_rate:.0}/s each held a median {:.1} ms: {busy:.2} of the slots busy",
+        median_s * 1e3
     );
     // Their latency (errors are not in the distribution) stayed under twice the delay.
     let p99 = latency_ms(&r, 99);
