@@ -16,7 +16,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{recorder::Recorder, report::gofmt::tabwrite, results::Results};
+use crate::{recorder::Recorder, report::ghzfmt::tabwrite, results::Results};
 
 /// z for a 95% interval.
 const Z: f64 = 1.96;
@@ -285,7 +285,7 @@ impl FailIf {
 
 fn shown(kind: Kind, v: f64) -> String {
     match kind {
-        Kind::Latency => crate::report::gofmt::format_nano_unit(v.max(0.0) as u64),
+        Kind::Latency => crate::report::ghzfmt::format_nano_unit(v.max(0.0) as u64),
         Kind::Rate => format!("{v:.1}"),
         Kind::Share => format!("{:.3} %", v * 100.0),
     }

@@ -5,7 +5,9 @@
 
 use std::io::Write;
 
-use crate::{format::Formatter, gofmt, status::CallStatus};
+use volley_proto::gofmt;
+
+use crate::{format::Formatter, status::CallStatus};
 
 /// grpc-go's `codes.Code.String()`.
 pub fn code_name(code: i32) -> String {

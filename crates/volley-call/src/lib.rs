@@ -11,7 +11,8 @@
 //! - `dial` and `goerr` (connections and Go's error words), `rpc`, `web`, `envelope` and
 //!   `status` (one call over gRPC, gRPC-Web or Connect), `invoke` (the four kinds, grpcurl's event order);
 //! - `input`, `go_json`, `json_in` (request data as grpcurl reads it);
-//! - `format`, `json_out`, `text_out`, `gofmt` (responses as grpcurl prints them),
+//! - `format`, `json_out`, `text_out` (responses as grpcurl prints them, in Go's number, string
+//!   and time forms from `volley_proto::gofmt`),
 //!   `metadata`, `verbose` (`-v`, `-vv`), `errors` (the `ERROR:` block, exit codes),
 //!   `report` (`-O json`);
 //! - `hint` (volley's own line after an error grpcurl leaves there: the flag to give, the
@@ -27,7 +28,6 @@ pub mod errors;
 pub mod format;
 pub mod go_json;
 pub mod goerr;
-pub mod gofmt;
 pub mod hint;
 pub mod input;
 pub mod invoke;

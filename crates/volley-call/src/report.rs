@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use prost_reflect::{DynamicMessage, MethodDescriptor};
+use volley_proto::gofmt::json_string;
 
 use crate::{
-    errors::code_name, gofmt::json_string, invoke::Events, json_out::JsonFormat,
-    metadata::Metadata, status::CallStatus,
+    errors::code_name, invoke::Events, json_out::JsonFormat, metadata::Metadata, status::CallStatus,
 };
 
 /// Collects one call.

@@ -6,11 +6,11 @@ use std::{io::Write, time::Duration};
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MethodDescriptor};
+use volley_proto::gofmt;
 
 use crate::{
     describe,
     format::Formatter,
-    gofmt,
     invoke::Events,
     metadata::{self, Metadata},
     status::CallStatus,
@@ -137,7 +137,11 @@ impl Timing {
 
     fn render_into(&self, out: &mut String, depth: usize) {
         out.push_str(&"  ".repeat(depth));
-        out.push_str(&format!("{}: {}\n", self.title, gofmt::duration(self.took)));
+        out.push_str(&format!(
+            "{}: {}\n",
+            self.title,
+            gofmt::duration(i64::try_from(self.took.as_nanos()).unwrap_or(i64::MAX))
+        ));
         for c in &self.children {
             c.render_into(out, depth + 1);
         }

@@ -15,7 +15,7 @@ pub use crate::report::verdicts::{Verdict, Verdicts};
 
 use crate::{
     plan::threshold::same_method,
-    report::{Report, gofmt::format_nano_unit},
+    report::{Report, ghzfmt::format_nano_unit},
 };
 
 /// The exit code when a threshold failed (k6's, so CI scripts carry over).

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 pub mod format;
-pub mod gofmt;
+pub mod ghzfmt;
 mod options;
 mod quantile;
 pub mod server;
@@ -20,7 +20,7 @@ use crate::{
     engine::Outcome,
     recorder::{Ordered, Recorder},
 };
-use gofmt::{rfc3339, rfc3339_nano};
+use volley_proto::gofmt::{rfc3339, rfc3339_nano};
 
 /// ghz's fixed percentiles.
 pub const PERCENTILES: [u32; 7] = [10, 25, 50, 75, 90, 95, 99];

@@ -17,7 +17,7 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value,
 };
 
-use crate::gofmt;
+use volley_proto::gofmt;
 
 /// The JSON printer's options and the types it can open an `Any` with.
 #[derive(Clone, Debug)]
@@ -158,8 +158,8 @@ impl JsonFormat {
                 },
                 _ => out.push_str(&n.to_string()),
             },
-            Value::F32(f) => float(out, f64::from(*f), || gofmt::g32(*f)),
-            Value::F64(f) => float(out, *f, || gofmt::g64(*f)),
+            Value::F32(f) => float(out, f64::from(*f), || gofmt::format_g32(*f)),
+            Value::F64(f) => float(out, *f, || gofmt::format_g(*f)),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::String(s) => gofmt::json_string(out, s),
             Value::Bytes(b) => gofmt::json_string(out, &b64(b)),

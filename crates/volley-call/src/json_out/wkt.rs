@@ -8,7 +8,7 @@ use prost_reflect::{
 };
 
 use super::{JsonFormat, Out, b64, float, map_key_order, map_key_string, unquote};
-use crate::gofmt;
+use volley_proto::gofmt;
 
 impl JsonFormat {
     /// jsonpb's forms for the well-known types jhump hands to it; `None` for other messages.
@@ -29,7 +29,7 @@ impl JsonFormat {
                     return Some(Err("ns out of range [0, 1000000000)".into()));
                 }
                 out.push('"');
-                out.push_str(&gofmt::timestamp(int(1).unwrap_or(0), nanos));
+                out.push_str(&gofmt::proto_timestamp(int(1).unwrap_or(0), nanos));
                 out.push('"');
                 Some(Ok(()))
             }

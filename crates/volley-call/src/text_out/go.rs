@@ -6,7 +6,9 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value,
 };
 
-use crate::{gofmt, json_out};
+use volley_proto::gofmt;
+
+use crate::json_out;
 
 /// golang/protobuf's text printer, compact (`a:1 b:<c:2 > `) or indented.
 pub(crate) struct GoText {
@@ -124,8 +126,8 @@ impl GoText {
             }
             Value::F32(f) => self
                 .buf
-                .push_str(&text_float(f64::from(*f), || gofmt::g32(*f))),
-            Value::F64(f) => self.buf.push_str(&text_float(*f, || gofmt::g64(*f))),
+                .push_str(&text_float(f64::from(*f), || gofmt::format_g32(*f))),
+            Value::F64(f) => self.buf.push_str(&text_float(*f, || gofmt::format_g(*f))),
             other => scalar(&mut self.buf, &fd.kind(), other),
         }
     }
@@ -198,8 +200,8 @@ pub(crate) fn scalar(out: &mut String, kind: &Kind, v: &Value) {
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::String(s) => quote(out, s.as_bytes()),
         Value::Bytes(b) => quote(out, b),
-        Value::F32(f) => out.push_str(&gofmt::g32(*f)),
-        Value::F64(f) => out.push_str(&gofmt::g64(*f)),
+        Value::F32(f) => out.push_str(&gofmt::format_g32(*f)),
+        Value::F64(f) => out.push_str(&gofmt::format_g(*f)),
         Value::Message(_) | Value::List(_) | Value::Map(_) => {}
     }
 }

@@ -11,8 +11,8 @@ use std::cell::Cell;
 
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, ReflectMessage, Value};
 
-use crate::gofmt;
 use go::{GoText, scalar, sorted_keys, text_float};
+use volley_proto::gofmt;
 
 pub(crate) use go::quote;
 
@@ -184,8 +184,8 @@ impl Dyn {
             }
             Value::F32(f) => self
                 .out
-                .push_str(&text_float(f64::from(*f), || gofmt::g32(*f))),
-            Value::F64(f) => self.out.push_str(&text_float(*f, || gofmt::g64(*f))),
+                .push_str(&text_float(f64::from(*f), || gofmt::format_g32(*f))),
+            Value::F64(f) => self.out.push_str(&text_float(*f, || gofmt::format_g(*f))),
             other => scalar(&mut self.out, &fd.kind(), other),
         }
     }
@@ -208,8 +208,8 @@ mod tests {
     #[test]
     fn floats_as_go_print() {
         // fmt.Println(1e6, 1e20, 0.5) prints `1e+06 1e+20 0.5`.
-        assert_eq!(text_float(1e6, || gofmt::g64(1e6)), "1e+06");
-        assert_eq!(text_float(1e20, || gofmt::g64(1e20)), "1e+20");
+        assert_eq!(text_float(1e6, || gofmt::format_g(1e6)), "1e+06");
+        assert_eq!(text_float(1e20, || gofmt::format_g(1e20)), "1e+20");
         assert_eq!(text_float(f64::NAN, || unreachable!()), "nan");
         assert_eq!(text_float(f64::NEG_INFINITY, || unreachable!()), "-inf");
     }

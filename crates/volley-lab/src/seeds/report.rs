@@ -24,7 +24,7 @@ pub(super) fn write_all(
     ctx: &Ctx,
 ) -> Result<()> {
     let results = serde_json::json!({
-        "date": volley_bench::report::gofmt::rfc3339(volley_bench::callee::payload::now_unix_nanos()),
+        "date": volley_proto::gofmt::rfc3339(volley_bench::callee::payload::now_unix_nanos()),
         "quick": ctx.quick,
         "target": ctx.target,
         "machine": ctx.machine,

@@ -229,8 +229,8 @@ fn text<'v>(v: &'v Value, kind: &Kind) -> Option<Cow<'v, str>> {
         Value::I64(i) => Cow::Owned(i.to_string()),
         Value::U32(i) => Cow::Owned(i.to_string()),
         Value::U64(i) => Cow::Owned(i.to_string()),
-        Value::F32(f) => Cow::Owned(crate::template::go_float(f64::from(*f))),
-        Value::F64(f) => Cow::Owned(crate::template::go_float(*f)),
+        Value::F32(f) => Cow::Owned(volley_proto::gofmt::format_g(f64::from(*f))),
+        Value::F64(f) => Cow::Owned(volley_proto::gofmt::format_g(*f)),
         Value::EnumNumber(n) => match kind {
             Kind::Enum(e) => match e.get_value(*n) {
                 Some(ev) => Cow::Owned(ev.name().to_owned()),

@@ -7,12 +7,7 @@ use std::borrow::Cow;
 use base64::Engine;
 use serde_json::Value;
 
-use super::{
-    clock::{go_layout, now_nanos},
-    faker,
-    printf::printf,
-    value::Val,
-};
+use super::{clock::now_nanos, faker, printf::printf, value::Val};
 
 /// Every function name but `faker.*`.
 const NAMES: &[&str] = &[
@@ -380,7 +375,7 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
             other => Val::Int(other.int().unwrap_or(0)),
         },
         "format" => match need(a, 2, name)?[0].clone().norm() {
-            Val::Time(t) => Val::Str(Cow::Owned(go_layout(t, &s(&a[1])))),
+            Val::Time(t) => Val::Str(Cow::Owned(volley_proto::gofmt::layout(t, &s(&a[1])))),
             other => return Err(format!("format takes a time, not {}", other.type_name())),
         },
         "duration" => {
@@ -513,7 +508,7 @@ mod tests {
         );
         assert!(c("uuid2int64", vec![u]).starts_with("{\"high\":"));
         assert_eq!(
-            go_layout(1_717_046_400_000_000_000, "2006-01-02T15:04:05Z07:00"),
+            volley_proto::gofmt::layout(1_717_046_400_000_000_000, "2006-01-02T15:04:05Z07:00"),
             "2024-05-30T05:20:00Z"
         );
         assert_eq!(

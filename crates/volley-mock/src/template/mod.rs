@@ -25,7 +25,7 @@ use serde_json::Value;
 pub(crate) use error::TemplateError;
 pub(crate) use program::Template;
 pub(crate) use shape::{Shape, is_templated};
-pub(crate) use value::{Root, Val, go_float};
+pub(crate) use value::{Root, Val};
 
 /// What a stub's templates read for one call.
 #[derive(Default)]
@@ -110,7 +110,7 @@ pub(crate) fn rfc3339_of(t: std::time::SystemTime) -> String {
     let nanos = t
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64);
-    clock::rfc3339(nanos)
+    volley_proto::gofmt::rfc3339_nano(nanos)
 }
 
 /// No data: templates run at load time read nothing.

@@ -1,6 +1,8 @@
 //! Go's `fmt.Sprintf` for templates' `printf` and `sprintf`.
 
-use super::value::{Val, go_float};
+use volley_proto::gofmt::format_g;
+
+use super::value::Val;
 
 /// Go's `fmt.Sprintf` for the verbs templates use: `%v %s %d %f %.Nf %q %t %x %%`.
 pub(crate) fn printf(format: &str, args: &[Val<'_>]) -> String {
@@ -43,7 +45,7 @@ pub(crate) fn printf(format: &str, args: &[Val<'_>]) -> String {
             'd' => v.int().map_or_else(|| v.text(), |i| i.to_string()),
             'f' | 'F' => format!("{:.*}", prec.unwrap_or(6), v.num().unwrap_or(0.0)),
             'e' => format!("{:.*e}", prec.unwrap_or(6), v.num().unwrap_or(0.0)),
-            'g' => go_float(v.num().unwrap_or(0.0)),
+            'g' => format_g(v.num().unwrap_or(0.0)),
             'q' => format!("{:?}", v.text()),
             'x' => match v.clone().norm() {
                 Val::Int(i) => format!("{i:x}"),

@@ -5,7 +5,7 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use serde_json::Value;
 
-use super::clock;
+use volley_proto::gofmt;
 
 /// A template value.
 #[derive(Clone, Debug)]
@@ -152,7 +152,7 @@ impl<'a> Val<'a> {
             Val::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            Val::Float(f) => out.push_str(&go_float(*f)),
+            Val::Float(f) => out.push_str(&gofmt::format_g(*f)),
             Val::Json(Value::Number(n)) => match n.as_i64().or(None) {
                 Some(i) => {
                     let _ = write!(out, "{i}");
@@ -160,7 +160,7 @@ impl<'a> Val<'a> {
                 None if n.is_u64() => {
                     let _ = write!(out, "{n}");
                 }
-                None => out.push_str(&go_float(n.as_f64().unwrap_or(0.0))),
+                None => out.push_str(&gofmt::format_g(n.as_f64().unwrap_or(0.0))),
             },
             Val::Str(s) => out.push_str(s),
             Val::Json(Value::String(s)) => out.push_str(s),
@@ -170,8 +170,8 @@ impl<'a> Val<'a> {
                 map(out, m.iter().map(|(k, v)| (k.as_str(), Val::Json(v))))
             }
             Val::Map(m) => map(out, m.iter().map(|(k, v)| (k.as_str(), v.clone()))),
-            Val::Time(t) => out.push_str(&clock::rfc3339(*t)),
-            Val::Dur(d) => out.push_str(&clock::go_duration(*d)),
+            Val::Time(t) => out.push_str(&gofmt::rfc3339_nano(*t)),
+            Val::Dur(d) => out.push_str(&gofmt::duration(*d)),
             Val::Bytes(b) => list(out, b.iter().map(|x| Val::Int(i64::from(*x)))),
         }
     }
@@ -203,44 +203,9 @@ fn map<'a, 'k>(out: &mut String, items: impl Iterator<Item = (&'k str, Val<'a>)>
     out.push(']');
 }
 
-/// A float as Go's `%v` prints it: the shortest form that reads back, in `e` notation below
-/// 1e-4 and from 1e21.
-pub(crate) fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if f == 0.0 {
-        return "0".into();
-    }
-    let e = format!("{f:e}");
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..21).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn floats_print_as_go_does() {
-        assert_eq!(go_float(60.0), "60");
-        assert_eq!(go_float(0.453592), "0.453592");
-        assert_eq!(go_float(1e21), "1e+21");
-        assert_eq!(go_float(1.5e-7), "1.5e-07");
-        assert_eq!(go_float(-2.5), "-2.5");
-    }
 
     #[test]
     fn lists_and_maps_print_as_go_does() {

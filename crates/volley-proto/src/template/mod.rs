@@ -386,20 +386,13 @@ fn var(name: &str, d: &CallData) -> Value {
         "OutputName" => Value::Str(d.output_name.to_string()),
         "IsClientStreaming" => Value::Bool(d.is_client_streaming),
         "IsServerStreaming" => Value::Bool(d.is_server_streaming),
-        "Timestamp" => Value::Str(rfc3339(ts)),
+        "Timestamp" => Value::Str(crate::gofmt::rfc3339(ts)),
         "TimestampUnix" => Value::Int(ts.div_euclid(1_000_000_000)),
         "TimestampUnixMilli" => Value::Int(ts.div_euclid(1_000_000)),
         "TimestampUnixNano" => Value::Int(ts),
         "UUID" => Value::Str(d.uuid.clone()),
         _ => unreachable!("checked at parse time"),
     }
-}
-
-/// RFC 3339 in UTC with seconds precision, as Go's `time.RFC3339` prints UTC times.
-pub fn rfc3339(unix_nanos: i64) -> String {
-    chrono::DateTime::from_timestamp_nanos(unix_nanos)
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }
 
 fn eval(c: &Command, d: &CallData, piped: Option<Value>) -> Result<Value, TemplateError> {

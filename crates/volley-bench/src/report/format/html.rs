@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::report::Report;
-use crate::report::gofmt::format_nano_unit;
+use crate::report::ghzfmt::format_nano_unit;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")

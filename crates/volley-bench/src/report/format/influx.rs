@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use crate::report::Report;
-use crate::report::gofmt::go_g;
+use volley_proto::gofmt::{duration, format_g};
 
 fn clean(s: &str) -> String {
     s.replace(' ', "\\ ")
@@ -56,12 +56,12 @@ fn tags(r: &Report, add_errors: bool) -> String {
         ));
     }
     t.push(format!("z={}", o.duration));
-    t.push(format!("timeout={}", go_g(o.timeout as f64 / 1e9)));
+    t.push(format!("timeout={}", format_g(o.timeout as f64 / 1e9)));
     t.push(format!(
         "dial_timeout={}",
-        go_g(o.dial_timeout as f64 / 1e9)
+        format_g(o.dial_timeout as f64 / 1e9)
     ));
-    t.push(format!("keepalive={}", go_g(o.keepalive as f64 / 1e9)));
+    t.push(format!("keepalive={}", format_g(o.keepalive as f64 / 1e9)));
     t.push(format!(
         "data={}",
         o.data
@@ -101,30 +101,9 @@ fn schedule_tags(
         format!("{prefix}-start={start}"),
         format!("{prefix}-end={end}"),
         format!("{prefix}-step={step}"),
-        format!("{prefix}-step-duration={}", go_duration(step_d)),
-        format!("{prefix}-max-duration={}", go_duration(max_d)),
+        format!("{prefix}-step-duration={}", duration(step_d as i64)),
+        format!("{prefix}-max-duration={}", duration(max_d as i64)),
     ]
-}
-
-/// Go's `time.Duration.String()` for the schedule tags.
-fn go_duration(ns: u64) -> String {
-    if ns == 0 {
-        return "0s".into();
-    }
-    let secs = ns as f64 / 1e9;
-    if ns.is_multiple_of(1_000_000_000) {
-        let s = ns / 1_000_000_000;
-        let (h, m, s) = (s / 3600, (s % 3600) / 60, s % 60);
-        return match (h, m) {
-            (0, 0) => format!("{s}s"),
-            (0, _) => format!("{m}m{s}s"),
-            _ => format!("{h}h{m}m{s}s"),
-        };
-    }
-    if ns < 1_000_000_000 {
-        return format!("{}ms", go_g(ns as f64 / 1e6));
-    }
-    format!("{}s", go_g(secs))
 }
 
 /// Writes the `ghz_run` line (no trailing newline, as ghz).
@@ -173,11 +152,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_like_go() {
-        assert_eq!(go_duration(0), "0s");
-        assert_eq!(go_duration(10_000_000_000), "10s");
-        assert_eq!(go_duration(90_000_000_000), "1m30s");
-        assert_eq!(go_duration(500_000_000), "500ms");
+    fn tag_values_escaped_as_influx_reads_them() {
         assert_eq!(clean("My Run,x=1"), "My\\ Run\\,x\\=1");
     }
 }

@@ -1,5 +1,5 @@
 //! Report printers, one file per format, each `fn write(w, report)`; the number and time
-//! formatting they share with ghz is in `report::gofmt`.
+//! formatting they share with ghz is in `report::ghzfmt` and `volley_proto::gofmt`.
 
 mod csv;
 mod html;

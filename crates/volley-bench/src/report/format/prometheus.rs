@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::report::Report;
-use crate::report::gofmt::prom_float;
+use volley_proto::gofmt::format_g;
 
 fn esc(v: &str) -> String {
     v.replace('\\', "\\\\")
@@ -87,7 +87,7 @@ pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     let gauge = |s: &mut String, name: &str, v: f64| {
         s.push_str(&format!(
             "# TYPE {name} gauge\n{name}{{{l}}} {}\n",
-            prom_float(v)
+            format_g(v)
         ));
     };
     gauge(&mut s, "ghz_run_count", r.count as f64);
@@ -102,7 +102,7 @@ pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
         cumulative += b.count;
         s.push_str(&format!(
             "ghz_run_histogram_bucket{{{l},le=\"{}\"}} {cumulative}\n",
-            prom_float(b.mark)
+            format_g(b.mark)
         ));
     }
     s.push_str(&format!(
@@ -111,20 +111,20 @@ pub(super) fn write(w: &mut impl Write, r: &Report) -> io::Result<()> {
     ));
     s.push_str(&format!(
         "ghz_run_histogram_sum{{{l}}} {}\n",
-        prom_float(r.total as f64)
+        format_g(r.total as f64)
     ));
     s.push_str(&format!("ghz_run_histogram_count{{{l}}} {}\n", r.count));
     s.push_str("# TYPE ghz_run_latency summary\n");
     for p in r.latency_distribution.iter().flatten() {
         s.push_str(&format!(
             "ghz_run_latency{{{l},quantile=\"{}\"}} {}\n",
-            prom_float(f64::from(p.percentage) / 100.0),
-            prom_float(p.latency as f64)
+            format_g(f64::from(p.percentage) / 100.0),
+            format_g(p.latency as f64)
         ));
     }
     s.push_str(&format!(
         "ghz_run_latency_sum{{{l}}} {}\n",
-        prom_float(r.total as f64)
+        format_g(r.total as f64)
     ));
     s.push_str(&format!("ghz_run_latency_count{{{l}}} {}\n", r.count));
     gauge(&mut s, "ghz_run_errors", r.error_count() as f64);

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::report::gofmt::{format_nano_unit, tabwrite};
+use crate::report::ghzfmt::{format_nano_unit, tabwrite};
 use crate::report::{Report, server::ServerFigures, verdicts::Verdicts};
 
 /// Writes the summary: ghz's block for the run; under a mix, one block per method first, then
