@@ -1,9 +1,16 @@
 //! volley-proto: schemas at run time.
 //!
-//! `schema` loads a descriptor pool from a `.proto` (compiled in-process by protox, no protoc), a
-//! protoset, or descriptors fetched by reflection, and resolves a ghz-style `--call`; `message`
-//! turns JSON into encoded protobuf for a method's input; `template` renders ghz's call-data
-//! templates; `gofmt` reads Go's durations; `pb` holds the generated health and reflection types.
+//! The run-time protobuf layer `volley bench` (ghz), `volley call` (grpcurl) and `volley mock`
+//! (GripMock) share, in the order data flows:
+//!
+//! - `compile`, `editions`, `schema`: a descriptor pool from `.proto` files (compiled in-process
+//!   by protox, no protoc; editions lowered), protosets, or reflection, and a ghz-style `--call`;
+//! - `gotemplate`: Go's `text/template`, one engine with ghz's and GripMock's function sets;
+//! - `template`: ghz's call data on that engine (`{{.RequestNumber}}`), rendered per call
+//!   straight into protobuf where the message allows;
+//! - `message`: JSON into encoded protobuf for a method's input;
+//! - `gofmt`: Go's text forms (numbers, durations, times) the three tools print;
+//! - `pb`: the generated health, reflection and `google.api` types.
 //!
 //! All but `pb` and `gofmt` are the `runtime` feature (on by default): volley-server and volley-client take
 //! this crate with default features off, so a server or client that compiles no schema at run
@@ -14,6 +21,8 @@ pub mod compile;
 #[cfg(feature = "runtime")]
 pub mod editions;
 pub mod gofmt;
+#[cfg(feature = "runtime")]
+pub mod gotemplate;
 #[cfg(feature = "runtime")]
 pub mod message;
 pub mod pb;

@@ -3,29 +3,35 @@
 //! from the request (`.Request`, `.Requests`, `.Headers`, ...), and run once at load where
 //! GripMock runs them (the YAML pre-pass).
 //!
-//! Written here because no Rust crate runs Go templates; parsing happens once per stub, a
-//! render is a walk over the tree.
+//! The engine and GripMock's functions are `volley_proto::gotemplate`'s (one engine for ghz's
+//! call data and GripMock's stubs); here are the call's data (`Ctx`) and the stub's shapes.
 
-mod clock;
-mod error;
-mod eval;
-mod faker;
-mod funcs;
-mod parse;
 pub(crate) mod prepass;
-mod printf;
-mod program;
 mod shape;
-mod value;
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use volley_proto::gotemplate::{self, GRIPMOCK};
 
-pub(crate) use error::TemplateError;
-pub(crate) use program::Template;
+pub(crate) use gotemplate::{Root, TemplateError, Val};
 pub(crate) use shape::{Shape, is_templated};
-pub(crate) use value::{Root, Val};
+
+/// A stub's template: Go's `text/template` with GripMock's functions.
+#[derive(Debug)]
+pub(crate) struct Template(gotemplate::Template);
+
+impl Template {
+    /// Parses `src`; an unknown function is an error.
+    pub(crate) fn parse(src: &str) -> Result<Template, TemplateError> {
+        gotemplate::Template::parse(src, GRIPMOCK).map(Template)
+    }
+
+    /// The text the template makes from `root`.
+    pub(crate) fn render(&self, root: &dyn Root) -> Result<String, TemplateError> {
+        self.0.render(root)
+    }
+}
 
 /// What a stub's templates read for one call.
 #[derive(Default)]

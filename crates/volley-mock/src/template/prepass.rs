@@ -3,7 +3,7 @@
 //! unix }}`), or, when it reads the call (`.Request`, `.Headers`, any `.Name`, `$`, `faker.`),
 //! stays for request time, quoted when it stood bare so YAML accepts it.
 
-use super::{Nothing, program::Template};
+use super::{Nothing, Template};
 
 /// Whether a template's source reads the call's data, so it must wait for the call.
 fn reads_call(action: &str) -> bool {

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Root, error::TemplateError, program::Template};
+use super::{Root, Template, TemplateError};
 
 /// Whether `v` holds a template anywhere.
 pub(crate) fn is_templated(v: &Value) -> bool {

@@ -1,25 +1,16 @@
-//! ghz's call-data templates: the subset of Go `text/template` that ghz users write.
-//!
-//! Supported: `{{.Var}}` for every ghz variable, function calls with literal or variable
-//! arguments (`{{randomInt 1 100}}`, `{{randomString 8}}`, `{{newUUID}}`), pipes
-//! (`{{.MethodName | upper}}`), trim markers (`{{-`, `-}}`), and a few sprig functions (`upper`,
-//! `lower`, `title`, `trim`, `quote`, `squote`, `add`, `sub`, `mul`, `div`, `mod`). Control
-//! structures (`if`, `range`, ...) are refused at parse time with a clear error. Written here
-//! for that small subset: a template is parsed once, its ghz variables and `.Request` paths
-//! resolved at parse time, and each call renders by a walk over the parts (a general Go-template
-//! crate such as gtmpl evaluates against a dynamic context built per render). The functions are
-//! in `funcs`. volley-mock carries a fuller `text/template` for GripMock's stubs.
+//! ghz's call data on Go's `text/template` ([`crate::gotemplate`] with ghz's functions): the
+//! variables ghz gives a template (`{{.RequestNumber}}`, `{{.UUID}}`, `{{.Timestamp}}`, ...),
+//! checked when the template is parsed, and a render per call into a reused buffer. `proto`
+//! compiles a template against its message type so a call renders straight into protobuf.
 
-use std::{fmt::Write, sync::Arc};
+use std::{borrow::Cow, sync::Arc};
 
-mod funcs;
 mod proto;
 mod value;
 
-pub use funcs::MAX_RANDOM_STRING;
-use funcs::call;
+use crate::gotemplate::{self, GHZ, GHZ_WITHOUT_FUNCTIONS, Part, Root, Val};
+pub use crate::gotemplate::{MAX_RANDOM_STRING, TemplateError};
 pub use proto::ProtoTemplate;
-pub use value::TemplateError;
 use value::Value;
 
 /// What a template can refer to, per call. The names are shared (`Arc<str>`): a load generator
@@ -49,37 +40,9 @@ pub struct CallData {
     /// A fresh UUID v4 for this call (a caller may leave it empty when no template
     /// [reads](Template::reads) `UUID`).
     pub uuid: String,
-    /// The request as JSON, for reply templates (`{{.Request.name}}`, `volley serve --stubs`).
-    pub request: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Debug)]
-enum Operand {
-    Var(String),
-    /// `.Request.a.b`: the path into the request, split once at parse time.
-    Request(Vec<String>),
-    Lit(Value),
-    Func(String),
-}
-
-#[derive(Clone, Debug)]
-struct Command {
-    head: Operand,
-    args: Vec<Operand>,
-}
-
-#[derive(Clone, Debug)]
-enum Part {
-    Text(String),
-    Action(Vec<Command>),
-}
-
-/// A parsed template.
-#[derive(Clone, Debug)]
-pub struct Template {
-    parts: Vec<Part>,
-}
-
+/// ghz's variables, the names a template may read from its root.
 const VARIABLES: [&str; 14] = [
     "WorkerID",
     "RequestNumber",
@@ -97,325 +60,105 @@ const VARIABLES: [&str; 14] = [
     "UUID",
 ];
 
-const FUNCTIONS: [&str; 14] = [
-    "newUUID",
-    "randomString",
-    "randomInt",
-    "upper",
-    "lower",
-    "title",
-    "trim",
-    "quote",
-    "squote",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "mod",
-];
+impl Root for CallData {
+    fn field(&self, name: &str) -> Option<Val<'_>> {
+        let ts = self.timestamp_unix_nano;
+        fn str(s: &Arc<str>) -> Val<'_> {
+            Val::Str(Cow::Borrowed(s))
+        }
+        Some(match name {
+            "WorkerID" => str(&self.worker_id),
+            "RequestNumber" => Val::Int(self.request_number),
+            "FullyQualifiedName" => str(&self.fully_qualified_name),
+            "MethodName" => str(&self.method_name),
+            "ServiceName" => str(&self.service_name),
+            "InputName" => str(&self.input_name),
+            "OutputName" => str(&self.output_name),
+            "IsClientStreaming" => Val::Bool(self.is_client_streaming),
+            "IsServerStreaming" => Val::Bool(self.is_server_streaming),
+            "Timestamp" => Val::Str(Cow::Owned(crate::gofmt::rfc3339(ts))),
+            "TimestampUnix" => Val::Int(ts.div_euclid(1_000_000_000)),
+            "TimestampUnixMilli" => Val::Int(ts.div_euclid(1_000_000)),
+            "TimestampUnixNano" => Val::Int(ts),
+            "UUID" => Val::Str(Cow::Borrowed(&self.uuid)),
+            _ => return None,
+        })
+    }
+}
+
+/// A parsed call-data template.
+#[derive(Clone, Debug)]
+pub struct Template {
+    inner: gotemplate::Template,
+}
 
 impl Template {
-    /// Parses `src`; refuses unknown variables, unknown functions and control structures.
+    /// Parses `src` with ghz's functions; refuses unknown variables and functions.
     pub fn parse(src: &str) -> Result<Template, TemplateError> {
         Template::parse_with(src, true)
     }
 
-    /// Parses `src`, with or without functions (ghz `--disable-template-functions`).
+    /// Parses `src`, with or without ghz's functions (`--disable-template-functions`: Go's
+    /// builtins stay, as they do in ghz).
     pub fn parse_with(src: &str, functions: bool) -> Result<Template, TemplateError> {
-        Template::parse_syntax(
-            src,
-            Syntax {
-                functions,
-                request: false,
-            },
-        )
-    }
-
-    /// Parses a reply template (a stub's output): the call-data variables and functions, and the
-    /// request's fields, `{{.Request.name}}` (a missing field renders empty).
-    pub fn parse_reply(src: &str) -> Result<Template, TemplateError> {
-        Template::parse_syntax(
-            src,
-            Syntax {
-                functions: true,
-                request: true,
-            },
-        )
-    }
-
-    fn parse_syntax(src: &str, syntax: Syntax) -> Result<Template, TemplateError> {
-        let mut parts = Vec::new();
-        let mut rest = src;
-        let mut trim_next_text = false;
-        while let Some(open) = rest.find("{{") {
-            let mut text = &rest[..open];
-            if trim_next_text {
-                text = text.trim_start();
-            }
-            let after = &rest[open + 2..];
-            let close = after
-                .find("}}")
-                .ok_or_else(|| TemplateError(format!("unclosed action in {src:?}")))?;
-            let mut inner = &after[..close];
-            if let Some(s) = inner.strip_prefix('-') {
-                text = text.trim_end();
-                inner = s;
-            }
-            trim_next_text = false;
-            if let Some(s) = inner.strip_suffix('-') {
-                trim_next_text = true;
-                inner = s;
-            }
-            if !text.is_empty() {
-                parts.push(Part::Text(text.to_owned()));
-            }
-            parts.push(Part::Action(parse_pipeline(inner.trim(), syntax)?));
-            rest = &after[close + 2..];
-        }
-        let text = if trim_next_text {
-            rest.trim_start()
+        let funcs = if functions {
+            GHZ
         } else {
-            rest
+            GHZ_WITHOUT_FUNCTIONS
         };
-        if !text.is_empty() {
-            parts.push(Part::Text(text.to_owned()));
+        let inner = match gotemplate::Template::parse(src, funcs) {
+            Ok(t) => t,
+            // Say why a function ghz has is missing.
+            Err(e) if !functions && gotemplate::Template::parse(src, GHZ).is_ok() => {
+                return Err(TemplateError::new(format!(
+                    "{} (not available with --disable-template-functions)",
+                    e.to_string().trim_start_matches("template: ")
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        for path in inner.root_paths() {
+            if !VARIABLES.contains(&path[0].as_str()) {
+                return Err(TemplateError::new(format!(
+                    "can't evaluate field {} (known: {})",
+                    path[0],
+                    VARIABLES.join(", ")
+                )));
+            }
         }
-        Ok(Template { parts })
+        Ok(Template { inner })
     }
 
     /// True when the template has any action (otherwise it renders to its own text).
     pub fn has_actions(&self) -> bool {
-        self.parts.iter().any(|p| matches!(p, Part::Action(_)))
+        self.inner.has_actions()
     }
 
     /// True when the template reads variable `name` (`{{.UUID}}`: `reads("UUID")`), so a caller
     /// can leave out what no template reads.
     pub fn reads(&self, name: &str) -> bool {
-        let is = |o: &Operand| matches!(o, Operand::Var(v) if v == name);
-        self.parts.iter().any(|p| match p {
-            Part::Action(cmds) => cmds.iter().any(|c| is(&c.head) || c.args.iter().any(is)),
-            Part::Text(_) => false,
-        })
+        self.inner.root_paths().iter().any(|p| p[0] == name)
     }
 
-    /// True when rendering uses per-call variables or functions beyond the run's constants.
     /// Renders into `out` (cleared first).
     pub fn render(&self, data: &CallData, out: &mut String) -> Result<(), TemplateError> {
-        out.clear();
-        for p in &self.parts {
-            match p {
-                Part::Text(t) => out.push_str(t),
-                Part::Action(cmds) => {
-                    let mut piped: Option<Value> = None;
-                    for c in cmds {
-                        piped = Some(eval(c, data, piped)?);
-                    }
-                    if let Some(v) = piped {
-                        let _ = write!(out, "{v}");
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.inner.render_into(data, out)
+    }
+
+    /// The top level as text and actions, when that is all there is.
+    fn plain_parts(&self) -> Option<Vec<Part<'_>>> {
+        self.inner.plain_parts()
+    }
+
+    /// The value of top-level action `index` for `data`, owned.
+    fn action(&self, index: usize, data: &CallData) -> Result<Value, TemplateError> {
+        Ok(Value::from(self.inner.eval_action(index, data)?))
     }
 }
 
 /// True when `s` contains template actions at all (cheap check before parsing).
 pub fn looks_templated(s: &str) -> bool {
     s.contains("{{")
-}
-
-/// What a template may use.
-#[derive(Clone, Copy)]
-struct Syntax {
-    functions: bool,
-    /// `.Request.field` (reply templates).
-    request: bool,
-}
-
-fn parse_pipeline(src: &str, syntax: Syntax) -> Result<Vec<Command>, TemplateError> {
-    if src.is_empty() {
-        return Err(TemplateError("empty action {{}}".into()));
-    }
-    let tokens = tokenize(src)?;
-    let mut cmds = Vec::new();
-    for group in tokens.split(|t| t == "|") {
-        let mut ops = group.iter().map(|t| operand(t, syntax));
-        let head = ops
-            .next()
-            .ok_or_else(|| TemplateError(format!("missing command in {{{{{src}}}}}")))??;
-        let args = ops.collect::<Result<Vec<_>, _>>()?;
-        if !args.is_empty() && !matches!(head, Operand::Func(_)) {
-            return Err(TemplateError(format!(
-                "can't give arguments to a non-function in {{{{{src}}}}}"
-            )));
-        }
-        cmds.push(Command { head, args });
-    }
-    Ok(cmds)
-}
-
-fn tokenize(src: &str) -> Result<Vec<String>, TemplateError> {
-    let mut out = Vec::new();
-    let mut chars = src.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-        } else if c == '"' || c == '`' {
-            chars.next();
-            let mut s = String::from('"');
-            let mut closed = false;
-            while let Some(ch) = chars.next() {
-                if ch == c {
-                    closed = true;
-                    break;
-                }
-                if ch == '\\' && c == '"' {
-                    if let Some(n) = chars.next() {
-                        s.push(match n {
-                            'n' => '\n',
-                            't' => '\t',
-                            other => other,
-                        });
-                    }
-                    continue;
-                }
-                s.push(ch);
-            }
-            if !closed {
-                return Err(TemplateError(format!(
-                    "unterminated string in {{{{{src}}}}}"
-                )));
-            }
-            out.push(s);
-        } else if c == '|' {
-            chars.next();
-            out.push("|".into());
-        } else {
-            let mut s = String::new();
-            while let Some(&ch) = chars.peek() {
-                if ch.is_whitespace() || ch == '|' {
-                    break;
-                }
-                s.push(ch);
-                chars.next();
-            }
-            out.push(s);
-        }
-    }
-    Ok(out)
-}
-
-fn operand(tok: &str, syntax: Syntax) -> Result<Operand, TemplateError> {
-    let functions = syntax.functions;
-    if let Some(s) = tok.strip_prefix('"') {
-        return Ok(Operand::Lit(Value::Str(s.to_owned())));
-    }
-    if let Some(var) = tok.strip_prefix('.') {
-        if VARIABLES.contains(&var) {
-            return Ok(Operand::Var(var.to_owned()));
-        }
-        if let Some(path) = var.strip_prefix("Request.").filter(|_| syntax.request) {
-            return Ok(Operand::Request(
-                path.split('.').map(str::to_owned).collect(),
-            ));
-        }
-        return Err(TemplateError(format!(
-            "can't evaluate field {var} (known: {})",
-            VARIABLES.join(", ")
-        )));
-    }
-    if let Ok(i) = tok.parse::<i64>() {
-        return Ok(Operand::Lit(Value::Int(i)));
-    }
-    if let Ok(x) = tok.parse::<f64>() {
-        return Ok(Operand::Lit(Value::Float(x)));
-    }
-    match tok {
-        "true" => return Ok(Operand::Lit(Value::Bool(true))),
-        "false" => return Ok(Operand::Lit(Value::Bool(false))),
-        _ => {}
-    }
-    if [
-        "if", "else", "end", "range", "with", "define", "template", "block",
-    ]
-    .contains(&tok)
-    {
-        return Err(TemplateError(format!(
-            "control structure {tok:?} is not supported in call data"
-        )));
-    }
-    if FUNCTIONS.contains(&tok) {
-        if !functions {
-            return Err(TemplateError(format!(
-                "function {tok:?} not available (--disable-template-functions)"
-            )));
-        }
-        return Ok(Operand::Func(tok.to_owned()));
-    }
-    Err(TemplateError(format!("function {tok:?} not defined")))
-}
-
-/// A field of the request (`a.b` into nested messages), as a template value; empty when absent.
-fn request_field(path: &[String], d: &CallData) -> Value {
-    let mut v = d.request.as_ref();
-    for key in path {
-        v = v.and_then(|v| v.get(key));
-    }
-    match v {
-        Some(serde_json::Value::String(s)) => Value::Str(s.clone()),
-        Some(serde_json::Value::Bool(b)) => Value::Bool(*b),
-        Some(serde_json::Value::Number(n)) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(0.0)),
-        },
-        Some(other) => Value::Str(other.to_string()),
-        None => Value::Str(String::new()),
-    }
-}
-
-fn var(name: &str, d: &CallData) -> Value {
-    let ts = d.timestamp_unix_nano;
-    match name {
-        "WorkerID" => Value::Str(d.worker_id.to_string()),
-        "RequestNumber" => Value::Int(d.request_number),
-        "FullyQualifiedName" => Value::Str(d.fully_qualified_name.to_string()),
-        "MethodName" => Value::Str(d.method_name.to_string()),
-        "ServiceName" => Value::Str(d.service_name.to_string()),
-        "InputName" => Value::Str(d.input_name.to_string()),
-        "OutputName" => Value::Str(d.output_name.to_string()),
-        "IsClientStreaming" => Value::Bool(d.is_client_streaming),
-        "IsServerStreaming" => Value::Bool(d.is_server_streaming),
-        "Timestamp" => Value::Str(crate::gofmt::rfc3339(ts)),
-        "TimestampUnix" => Value::Int(ts.div_euclid(1_000_000_000)),
-        "TimestampUnixMilli" => Value::Int(ts.div_euclid(1_000_000)),
-        "TimestampUnixNano" => Value::Int(ts),
-        "UUID" => Value::Str(d.uuid.clone()),
-        _ => unreachable!("checked at parse time"),
-    }
-}
-
-fn eval(c: &Command, d: &CallData, piped: Option<Value>) -> Result<Value, TemplateError> {
-    let mut args: Vec<Value> = c
-        .args
-        .iter()
-        .map(|a| match a {
-            Operand::Var(v) => Ok(var(v, d)),
-            Operand::Request(p) => Ok(request_field(p, d)),
-            Operand::Lit(l) => Ok(l.clone()),
-            Operand::Func(f) => call(f, &[]),
-        })
-        .collect::<Result<_, _>>()?;
-    if let Some(p) = piped {
-        args.push(p);
-    }
-    match &c.head {
-        Operand::Var(v) if args.is_empty() => Ok(var(v, d)),
-        Operand::Request(p) if args.is_empty() => Ok(request_field(p, d)),
-        Operand::Lit(l) if args.is_empty() => Ok(l.clone()),
-        Operand::Func(f) => call(f, &args),
-        _ => Err(TemplateError("can't pipe into a non-function".into())),
-    }
 }
 
 #[cfg(test)]
@@ -467,25 +210,6 @@ mod tests {
     }
 
     #[test]
-    fn reply_templates_read_the_request() {
-        let t = Template::parse_reply(
-            "Hello {{.Request.name | upper}} #{{.Request.order.id}}{{.Request.none}}",
-        )
-        .unwrap();
-        let d = CallData {
-            request: Some(serde_json::json!({"name": "ada", "order": {"id": 7}})),
-            ..CallData::default()
-        };
-        let mut out = String::new();
-        t.render(&d, &mut out).unwrap();
-        assert_eq!(out, "Hello ADA #7");
-        assert!(
-            Template::parse("{{.Request.name}}").is_err(),
-            "call data has no request"
-        );
-    }
-
-    #[test]
     fn functions_and_pipes() {
         assert_eq!(render("{{randomString 12}}").len(), 12);
         let n: i64 = render("{{randomInt 5 7}}").parse().unwrap();
@@ -496,6 +220,37 @@ mod tests {
         assert_eq!(render("{{add 2 3}} {{mul .RequestNumber 2}}"), "5 82");
         assert_eq!(render("{{ .MethodName | quote }}"), "\"Get\"");
         assert_eq!(render("a  {{- .MethodName -}}  b"), "aGetb");
+    }
+
+    #[test]
+    fn go_template_control_and_builtins_run_as_in_ghz() {
+        // ghz hands call data to Go's text/template: control structures and Go's builtins work
+        // there, so they work here (this engine once refused them).
+        assert_eq!(
+            render("{{if eq .RequestNumber 41}}odd{{else}}even{{end}}"),
+            "odd"
+        );
+        assert_eq!(render("{{range $i := 3}}{{$i}}{{end}}"), "012");
+        assert_eq!(render(r#"{{printf "%05d" .RequestNumber}}"#), "00041");
+        assert_eq!(render("{{with .MethodName}}{{.}}!{{end}}"), "Get!");
+        assert_eq!(render("{{len .WorkerID}}"), "4");
+        // `$` is the root everywhere, and a read through it counts.
+        assert!(
+            Template::parse("{{range 2}}{{$.UUID}}{{end}}")
+                .unwrap()
+                .reads("UUID")
+        );
+        assert!(Template::parse("{{range 2}}{{$.Nope}}{{end}}").is_err());
+        // Inside `with` and `range` the dot is not the root: its fields are the value's.
+        assert!(Template::parse("{{with .MethodName}}{{.}}{{end}}").is_ok());
+        // Go's builtins stay without ghz's functions, as in ghz.
+        assert!(Template::parse_with(r#"{{printf "%d" 1}}"#, false).is_ok());
+        let e = Template::parse_with("{{newUUID}}", false).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("not available with --disable-template-functions"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use prost::Message as _;
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
-use super::{CallData, Command, Part, Template, TemplateError, Value as Out, eval};
+use super::{CallData, Part, Template, TemplateError, Value as Out};
 use crate::message::{encode_all, from_json};
 
 /// Marks action `k` in the JSON parsed at compile time: `OPEN k CLOSE`, from Unicode's private
@@ -33,8 +33,10 @@ const CLOSE: char = '\u{E001}';
 /// A template compiled against its message type.
 #[derive(Clone, Debug)]
 pub struct ProtoTemplate {
-    /// The template's actions, by their order in it.
-    actions: Vec<Vec<Command>>,
+    /// The template (its tree is shared, not copied).
+    template: Template,
+    /// The template's actions, by their order in it: their indices in its top level.
+    actions: Vec<usize>,
     plan: Plan,
 }
 
@@ -118,17 +120,14 @@ trait Actions {
 
 /// A call's actions, each evaluated when its slot is filled.
 struct Live<'a> {
-    actions: &'a [Vec<Command>],
+    template: &'a Template,
+    actions: &'a [usize],
     data: &'a CallData,
 }
 
 impl Actions for Live<'_> {
     fn get(&self, k: usize) -> Result<Out, TemplateError> {
-        let mut piped = None;
-        for c in &self.actions[k] {
-            piped = Some(eval(c, self.data, piped)?);
-        }
-        Ok(piped.unwrap_or(Out::Str(String::new())))
+        self.template.action(self.actions[k], self.data)
     }
 }
 
@@ -146,22 +145,23 @@ impl ProtoTemplate {
         desc: &MessageDescriptor,
         sample: &CallData,
     ) -> Option<ProtoTemplate> {
-        let (json, bare) = stand_in(template)?;
+        let parts = template.plain_parts()?;
+        let (json, bare) = stand_in(&parts)?;
         let value: serde_json::Value = serde_json::from_str(&json).ok()?;
         let serde_json::Value::Object(fields) = value else {
             return None;
         };
         let plan = plan(desc, &fields, &bare)?;
-        let actions: Vec<Vec<Command>> = template
-            .parts
+        let actions: Vec<usize> = parts
             .iter()
             .filter_map(|p| match p {
-                Part::Action(cmds) => Some(cmds.clone()),
+                Part::Action(index) => Some(*index),
                 Part::Text(_) => None,
             })
             .collect();
         // The same actions' output through both routes must give the same bytes.
         let live = Live {
+            template,
             actions: &actions,
             data: sample,
         };
@@ -171,14 +171,19 @@ impl ProtoTemplate {
             .ok()?;
         let mut ours = Vec::new();
         plan.encode(outs.as_slice(), &mut ours).ok()?;
-        let theirs = json_route(template, desc, &outs)?;
-        (ours == theirs).then_some(ProtoTemplate { actions, plan })
+        let theirs = json_route(&parts, desc, &outs)?;
+        (ours == theirs).then_some(ProtoTemplate {
+            template: template.clone(),
+            actions,
+            plan,
+        })
     }
 
     /// Appends call `data`'s message, encoded, to `out`; `Ok(false)` (and `out` as it was) when
     /// a value is not one this route takes and the call must render JSON instead.
     pub fn encode(&self, data: &CallData, out: &mut Vec<u8>) -> Result<bool, TemplateError> {
         let live = Live {
+            template: &self.template,
             actions: &self.actions,
             data,
         };
@@ -197,11 +202,11 @@ impl ProtoTemplate {
 /// The template's text with each action replaced by a marker (quoted when the action stands
 /// outside a JSON string), and which actions stood outside; `None` when the text already holds
 /// a marker character.
-fn stand_in(template: &Template) -> Option<(String, Vec<bool>)> {
+fn stand_in(parts: &[Part<'_>]) -> Option<(String, Vec<bool>)> {
     let mut json = String::new();
     let mut bare = Vec::new();
     let (mut in_string, mut escaped) = (false, false);
-    for part in &template.parts {
+    for part in parts {
         match part {
             Part::Text(t) => {
                 if t.contains([OPEN, CLOSE]) {
@@ -233,10 +238,10 @@ fn stand_in(template: &Template) -> Option<(String, Vec<bool>)> {
 }
 
 /// The JSON route on given action output: the text the template renders, parsed and encoded.
-fn json_route(template: &Template, desc: &MessageDescriptor, outs: &[Out]) -> Option<Vec<u8>> {
+fn json_route(parts: &[Part<'_>], desc: &MessageDescriptor, outs: &[Out]) -> Option<Vec<u8>> {
     let mut json = String::new();
     let mut k = 0;
-    for part in &template.parts {
+    for part in parts {
         match part {
             Part::Text(t) => json.push_str(t),
             Part::Action(_) => {
@@ -533,9 +538,20 @@ mod tests {
             r#"{"id":{{.RequestNumber}}0}"#,
             r#"{"nope":{{.RequestNumber}}}"#,
             r#"{"a":"x","b":{{.RequestNumber}}}"#,
+            // Control structures and variables: rendered as text, then JSON.
+            r#"{"id":{{if .IsClientStreaming}}1{{else}}2{{end}}}"#,
+            r#"{{$n := .RequestNumber}}{"id":{{$n}}}"#,
         ] {
             assert!(compiled(src).is_none(), "{src}");
         }
+        assert_eq!(
+            slow(
+                r#"{"id":{{if .IsClientStreaming}}1{{else}}2{{end}}}"#,
+                &data(1)
+            )
+            .unwrap(),
+            slow(r#"{"id":2}"#, &data(1)).unwrap()
+        );
     }
 
     #[test]

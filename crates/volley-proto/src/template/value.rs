@@ -1,10 +1,8 @@
-//! What a template's pipelines make (a string, a number, a boolean), and why one fails.
+//! An action's value, owned, as the protobuf route takes it: a string, a number or a boolean.
 
-/// A template that failed to parse or render.
-#[derive(Debug, thiserror::Error)]
-#[error("template: {0}")]
-pub struct TemplateError(pub(super) String);
+use crate::gotemplate::Val;
 
+/// An action's value, owned (what [`super::ProtoTemplate`] fills a field from).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Value {
     Str(String),
@@ -13,12 +11,25 @@ pub(super) enum Value {
     Bool(bool),
 }
 
+impl From<Val<'_>> for Value {
+    fn from(v: Val<'_>) -> Value {
+        match v.norm() {
+            Val::Str(s) => Value::Str(s.into_owned()),
+            Val::Int(i) => Value::Int(i),
+            Val::Float(f) => Value::Float(f),
+            Val::Bool(b) => Value::Bool(b),
+            other => Value::Str(other.text()),
+        }
+    }
+}
+
+/// Printed as the template prints it (Go's `%v`).
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Value::Str(s) => f.write_str(s),
             Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
+            Value::Float(x) => f.write_str(&crate::gofmt::format_g(*x)),
             Value::Bool(b) => write!(f, "{b}"),
         }
     }

@@ -5,38 +5,46 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use serde_json::Value;
 
-use volley_proto::gofmt;
+use crate::gofmt;
 
 /// A template value.
 #[derive(Clone, Debug)]
-pub(crate) enum Val<'a> {
+pub enum Val<'a> {
     /// A map key that is not there (Go prints `<no value>`).
     Missing,
+    /// Go's `nil`.
     Nil,
+    /// A `bool`.
     Bool(bool),
+    /// An `int`.
     Int(i64),
+    /// A `float64`.
     Float(f64),
+    /// A `string`.
     Str(Cow<'a, str>),
     /// The call's data, borrowed.
     Json(&'a Value),
+    /// A slice a function made.
     List(Vec<Val<'a>>),
+    /// A map a function made (keys in order, as Go prints maps).
     Map(BTreeMap<String, Val<'a>>),
     /// A moment, in nanoseconds since the Unix epoch (UTC).
     Time(i64),
     /// A duration, in nanoseconds.
     Dur(i64),
+    /// A `[]byte`.
     Bytes(Vec<u8>),
 }
 
 /// The root of the data a template reads (`.Request`, `.Headers`, ...).
-pub(crate) trait Root {
+pub trait Root {
     /// The value of `.name`, or `None` when there is no such name.
     fn field(&self, name: &str) -> Option<Val<'_>>;
 }
 
 impl<'a> Val<'a> {
     /// Scalars out of borrowed JSON.
-    pub(crate) fn norm(self) -> Val<'a> {
+    pub fn norm(self) -> Val<'a> {
         match self {
             Val::Json(Value::Null) => Val::Nil,
             Val::Json(Value::Bool(b)) => Val::Bool(*b),
@@ -50,7 +58,7 @@ impl<'a> Val<'a> {
     }
 
     /// Go's truth: false, 0, nil, empty strings, lists and maps are false.
-    pub(crate) fn truthy(&self) -> bool {
+    pub fn truthy(&self) -> bool {
         match self.clone().norm() {
             Val::Missing | Val::Nil => false,
             Val::Bool(b) => b,
@@ -67,7 +75,7 @@ impl<'a> Val<'a> {
     }
 
     /// `.name` of this value.
-    pub(crate) fn field(&self, name: &str) -> Result<Val<'a>, String> {
+    pub fn field(&self, name: &str) -> Result<Val<'a>, String> {
         match self {
             Val::Json(Value::Object(m)) => Ok(m.get(name).map_or(Val::Missing, Val::Json)),
             Val::Map(m) => Ok(m.get(name).cloned().unwrap_or(Val::Missing)),
@@ -79,7 +87,8 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(crate) fn type_name(&self) -> &'static str {
+    /// Go's name of the value's type, for errors.
+    pub fn type_name(&self) -> &'static str {
         match self.clone().norm() {
             Val::Missing | Val::Nil => "nil",
             Val::Bool(_) => "bool",
@@ -95,7 +104,7 @@ impl<'a> Val<'a> {
     }
 
     /// The items of a list (borrowed JSON arrays too), or `None`.
-    pub(crate) fn items(&self) -> Option<Vec<Val<'a>>> {
+    pub fn items(&self) -> Option<Vec<Val<'a>>> {
         match self {
             Val::Json(Value::Array(a)) => Some(a.iter().map(Val::Json).collect()),
             Val::List(l) => Some(l.clone()),
@@ -104,7 +113,7 @@ impl<'a> Val<'a> {
     }
 
     /// A number as f64, numeric strings too.
-    pub(crate) fn num(&self) -> Option<f64> {
+    pub fn num(&self) -> Option<f64> {
         match self.clone().norm() {
             Val::Int(i) => Some(i as f64),
             Val::Float(f) => Some(f),
@@ -116,7 +125,7 @@ impl<'a> Val<'a> {
     }
 
     /// An integer, numeric strings and whole floats too.
-    pub(crate) fn int(&self) -> Option<i64> {
+    pub fn int(&self) -> Option<i64> {
         match self.clone().norm() {
             Val::Int(i) => Some(i),
             Val::Float(f) => Some(f as i64),
@@ -132,13 +141,14 @@ impl<'a> Val<'a> {
     }
 
     /// Printed as Go's `fmt` prints it with `%v`.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut s = String::new();
         self.write(&mut s);
         s
     }
 
-    pub(crate) fn write(&self, out: &mut String) {
+    /// Appends the value to `out` as Go's `fmt` prints it with `%v`.
+    pub fn write(&self, out: &mut String) {
         use std::fmt::Write;
         match self {
             Val::Missing => out.push_str("<no value>"),

@@ -7,16 +7,18 @@ use serde_json::Value;
 
 use super::{
     error::TemplateError,
-    funcs,
+    funcs::Funcs,
     parse::{Arg, Node, Pipe},
     value::{Root, Val},
 };
 
-/// One run of a template: the root data, variables, what is written.
+/// One run of a template: the root data, the functions, variables, what is written.
 pub(crate) struct Exec<'a> {
-    pub root: &'a dyn Root,
+    root: &'a dyn Root,
+    funcs: &'a dyn Funcs,
+    /// Declared variables, innermost last (`$`, the root, is not here: it is `root`).
     vars: Vec<(String, Val<'a>)>,
-    pub out: String,
+    pub(crate) out: String,
     /// `range` iterations so far.
     steps: u64,
 }
@@ -33,7 +35,8 @@ enum Flow {
     Continue,
 }
 
-const ROOT: &str = "$";
+/// The root variable's name.
+pub(crate) const ROOT: &str = "$";
 
 fn too_many() -> TemplateError {
     TemplateError(format!(
@@ -46,16 +49,18 @@ fn too_long() -> TemplateError {
 }
 
 impl<'a> Exec<'a> {
-    pub(super) fn new(root: &'a dyn Root) -> Exec<'a> {
+    /// A run writing into `out` (its capacity reused: a load generator renders per call).
+    pub(crate) fn new(root: &'a dyn Root, funcs: &'a dyn Funcs, out: String) -> Exec<'a> {
         Exec {
             root,
-            vars: vec![(ROOT.to_owned(), Val::Nil)],
-            out: String::new(),
+            funcs,
+            vars: Vec::new(),
+            out,
             steps: 0,
         }
     }
 
-    pub(super) fn run(&mut self, nodes: &'a [Node]) -> Result<(), TemplateError> {
+    pub(crate) fn run(&mut self, nodes: &'a [Node]) -> Result<(), TemplateError> {
         self.walk(nodes, &Val::Nil)?;
         if self.out.len() > MAX_OUTPUT {
             return Err(too_long());
@@ -188,7 +193,11 @@ impl<'a> Exec<'a> {
         Ok(v)
     }
 
-    fn pipe_value(&mut self, p: &'a Pipe, dot: &Val<'a>) -> Result<Val<'a>, TemplateError> {
+    pub(crate) fn pipe_value(
+        &mut self,
+        p: &'a Pipe,
+        dot: &Val<'a>,
+    ) -> Result<Val<'a>, TemplateError> {
         let mut piped: Option<Val<'a>> = None;
         for cmd in &p.cmds {
             piped = Some(self.command(cmd, dot, piped)?);
@@ -208,7 +217,9 @@ impl<'a> Exec<'a> {
                 vals.push(self.operand(a, dot)?);
             }
             vals.extend(piped);
-            return funcs::call(name, vals)
+            return self
+                .funcs
+                .call(name, vals)
                 .map_err(|e| TemplateError(format!("error calling {name}: {e}")));
         }
         if args.len() > 1 || piped.is_some() {
@@ -252,7 +263,9 @@ impl<'a> Exec<'a> {
                     chain(v, fields)?
                 }
             }
-            Arg::Func(name) => funcs::call(name, Vec::new())
+            Arg::Func(name) => self
+                .funcs
+                .call(name, Vec::new())
                 .map_err(|e| TemplateError(format!("error calling {name}: {e}")))?,
             Arg::Str(s) => Val::Str(Cow::Borrowed(s)),
             Arg::Int(i) => Val::Int(*i),

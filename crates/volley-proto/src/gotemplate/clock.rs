@@ -1,5 +1,5 @@
 //! The clock templates read: now, in nanoseconds since the epoch. Go's time and duration forms
-//! are `volley_proto::gofmt`'s.
+//! are `crate::gofmt`'s.
 
 pub(crate) fn now_nanos() -> i64 {
     std::time::SystemTime::now()

@@ -1,13 +1,28 @@
-//! The functions a stub's templates call: Go's builtins (`index`, `len`, `printf`, `eq`, ...),
-//! GripMock's (text, numbers, `extract`, time and delays, UUIDs and base64, `faker.*`) and
-//! volley's call-data ones (`randomInt`, `randomString`, `newUUID`, `trim`, `quote`).
+//! GripMock's function set: Go's builtins (`index`, `len`, `printf`, `eq`, ...), GripMock's
+//! (text, numbers, `extract`, time and delays, UUIDs and base64, `faker.*`) and volley's
+//! call-data ones (`randomInt`, `randomString`, `newUUID`, `trim`, `quote`), with GripMock's
+//! meanings where they differ from ghz's (`title` upper-cases, arithmetic takes floats).
 
 use std::borrow::Cow;
 
 use base64::Engine;
 use serde_json::Value;
 
-use super::{clock::now_nanos, faker, printf::printf, value::Val};
+use super::{clock::now_nanos, faker, funcs::Funcs, printf::printf, value::Val};
+
+/// GripMock's dialect.
+#[derive(Debug)]
+pub(crate) struct GripMock;
+
+impl Funcs for GripMock {
+    fn exists(&self, name: &str) -> bool {
+        exists(name)
+    }
+
+    fn call<'a>(&self, name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String> {
+        call(name, args)
+    }
+}
 
 /// Every function name but `faker.*`.
 const NAMES: &[&str] = &[
@@ -79,7 +94,7 @@ const NAMES: &[&str] = &[
 ];
 
 /// Whether `name` is a function.
-pub(crate) fn exists(name: &str) -> bool {
+fn exists(name: &str) -> bool {
     NAMES.contains(&name) || faker::exists(name)
 }
 
@@ -171,7 +186,7 @@ fn dur(v: &Val<'_>) -> Result<i64, String> {
     match v.clone().norm() {
         Val::Dur(d) => Ok(d),
         Val::Int(i) => Ok(i),
-        other => volley_proto::gofmt::parse_duration(&s(&other))
+        other => crate::gofmt::parse_duration(&s(&other))
             .map(|d| d.as_nanos() as i64)
             .map_err(|_| format!("{:?} is not a duration", other.text())),
     }
@@ -375,7 +390,7 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
             other => Val::Int(other.int().unwrap_or(0)),
         },
         "format" => match need(a, 2, name)?[0].clone().norm() {
-            Val::Time(t) => Val::Str(Cow::Owned(volley_proto::gofmt::layout(t, &s(&a[1])))),
+            Val::Time(t) => Val::Str(Cow::Owned(crate::gofmt::layout(t, &s(&a[1])))),
             other => return Err(format!("format takes a time, not {}", other.type_name())),
         },
         "duration" => {
@@ -383,7 +398,7 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
                 .num()
                 .ok_or("duration takes a number")?;
             let unit = a.get(1).map_or(Cow::Borrowed("ms"), s);
-            let per = volley_proto::gofmt::parse_duration(&format!("1{unit}"))
+            let per = crate::gofmt::parse_duration(&format!("1{unit}"))
                 .map_err(|_| format!("{unit:?} is not a unit"))?
                 .as_nanos() as f64;
             Val::Dur((n * per) as i64)
@@ -423,7 +438,7 @@ pub(crate) fn call<'a>(name: &str, args: Vec<Val<'a>>) -> Result<Val<'a>, String
             let n = a.first().and_then(Val::int).unwrap_or(8).max(0);
             // The bound `volley bench`'s templates have (its fuzzer found the same allocation
             // there): one function call never asks for more than 1 MiB.
-            let max = volley_proto::template::MAX_RANDOM_STRING;
+            let max = super::funcs::MAX_RANDOM_STRING;
             if n > max {
                 return Err(format!(
                     "randomString: length {n} is over the limit of {max}"
@@ -508,7 +523,7 @@ mod tests {
         );
         assert!(c("uuid2int64", vec![u]).starts_with("{\"high\":"));
         assert_eq!(
-            volley_proto::gofmt::layout(1_717_046_400_000_000_000, "2006-01-02T15:04:05Z07:00"),
+            crate::gofmt::layout(1_717_046_400_000_000_000, "2006-01-02T15:04:05Z07:00"),
             "2024-05-30T05:20:00Z"
         );
         assert_eq!(
