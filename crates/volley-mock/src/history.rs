@@ -31,8 +31,9 @@ impl Call {
     /// What the call holds in memory, for the byte budget: a decoded message costs far more than
     /// its encoding (each field a boxed value in a map, each nested message its own), so the
     /// estimate counts fields, not encoded bytes. Measured against the mock's RSS under load
-    /// (BENCHMARKS.md, "The mock"): the encoded length alone undercounted about ninefold, and
-    /// a 64 MiB history grew the process past 600 MiB.
+    /// (docs/benchmarks-history.md, "The mock: stubs, records and their cost"): the encoded
+    /// length alone undercounted about ninefold, and a 64 MiB history grew the process past
+    /// 600 MiB.
     fn size(&self) -> usize {
         fn message(m: &DynamicMessage) -> usize {
             let fields: usize = m

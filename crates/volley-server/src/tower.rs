@@ -6,8 +6,8 @@
 //! with the builder's interceptors, limits on messages, deadlines and compression. What belongs
 //! to a connection stays with the server that owns the connection: HTTP/2 settings, keepalive
 //! and ping policing, connection caps and idle limits, TLS. volley's own loop (`Server::serve`)
-//! remains the fast path: the router's cost per call beside it is in BENCHMARKS.md ("volley in
-//! the tower world").
+//! remains the fast path: the router's cost per call beside it is in BENCHMARKS.md ("The router
+//! as a tower::Service under axum").
 //!
 //! Interceptors see the caller's address when the request's extensions hold a
 //! `std::net::SocketAddr` (insert it where you accept connections; axum's `ConnectInfo` is not

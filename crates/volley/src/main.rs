@@ -6,7 +6,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 /// The binary's allocator is mimalloc, not glibc's malloc: a unary call's allocations cost
-/// fewer instructions and less CPU per call (BENCHMARKS.md, "The binary's allocator"). Its v2
+/// fewer instructions and less CPU per call (BENCHMARKS.md, "The binary on mimalloc 2"). Its v2
 /// line: v3 keeps freed memory for a second before returning it (a client fed a hostile 16 MiB
 /// header block peaked at 77-98 MiB on it, `tests/hostile_server.rs`), v2 for 10 ms. Built
 /// without transparent huge pages (`no_thp`): with them an idle `volley serve` held 9 MiB more

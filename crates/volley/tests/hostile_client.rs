@@ -84,8 +84,8 @@ struct Measured {
 }
 
 /// The figures behind the bounds, by case name. The never-reading peer's memory was +53 MB
-/// before its fix (BENCHMARKS.md, "Hostile clients against `volley serve`"): its bound, 26 MiB,
-/// fails it.
+/// before its fix (docs/benchmarks-history.md, "Hostile clients against `volley serve`"): its
+/// bound, 26 MiB, fails it.
 const MEASURED: &[(&str, Measured)] = &[
     (
         "HPACK dynamic-table bomb",

@@ -52,7 +52,8 @@ struct Slot {
     backoff: Mutex<Backoff>,
     /// `backoff.until` as milliseconds since the channel's epoch, 0 when not backing off: read by
     /// every pick, which scans all slots (a lock and a clock read per slot cost ~15 us per call
-    /// with 500 connections, measured; see BENCHMARKS.md, "Pooled channels").
+    /// with 500 connections, measured; see docs/benchmarks-history.md, "Pooled channels: many
+    /// connections").
     backoff_until_ms: AtomicU64,
     /// Milliseconds since the channel's epoch when the last call on this slot ended; kept only
     /// under `expanding`, whose idle extra connections close (a clock read per call otherwise

@@ -342,8 +342,8 @@ struct Compress {
     /// the server accepts (`grpc-accept-encoding`). A client that shows neither gets no such
     /// header, as grpc-go's server sends none: the field is optional (PROTOCOL-HTTP2.md), and
     /// hashing and HPACK-coding it was ~2 % of a unary call for clients that never compress
-    /// (BENCHMARKS.md, "The server's headers"). A refusal of an unknown encoding always names
-    /// them (`trailers_only`).
+    /// (BENCHMARKS.md, "grpc-accept-encoding only to clients that ask"). A refusal of an
+    /// unknown encoding always names them (`trailers_only`).
     advertise: bool,
 }
 
@@ -415,8 +415,9 @@ mod tests {
 
     /// The per-call future is moved by value (hyper, tokio) and each move is a memcpy of its
     /// whole size: before it was trimmed it was ~3.7 KiB and memmove was 20% of a unary call.
-    /// The call's facts for handlers (`CallInfo`) and its extensions added 32 bytes (the interceptors;
-    /// BENCHMARKS.md, "Interceptors", measures the call with and without them).
+    /// The call's facts for handlers (`CallInfo`) and its extensions added 32 bytes (the
+    /// interceptors; docs/benchmarks-history.md, "Interceptors, metrics and traces", measures
+    /// the call with and without them).
     #[test]
     fn the_grpc_call_future_stays_small() {
         let shared = Shared::empty();

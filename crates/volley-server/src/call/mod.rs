@@ -29,7 +29,8 @@ pub use connect::ConnectGetQuery;
 /// Not an `async fn`: the choice is made before any await, and the answer is one boxed future
 /// sized to its own protocol. hyper moves the per-call future by value into its stream task and
 /// tokio again into the task cell; a pointer moves for free where a ~3 KiB union of every
-/// protocol's future cost several memcpys per call (BENCHMARKS.md, "Profiles").
+/// protocol's future cost several memcpys per call (docs/benchmarks-history.md, "Server: volley
+/// serve beside the stacks users pick instead").
 ///
 /// The server's shared state is lent, not cloned: a gRPC call's future takes only its route's
 /// handler and method from it, and the protocols whose futures keep it clone it themselves (a

@@ -5,7 +5,8 @@
 //! Written by hand, not hyper's server, because the glue hyper puts between h2 and a service (its
 //! IO compatibility layers, body wrapper and per-stream state) cost ~14% of a unary call here: a
 //! minimal handler on h2 measured 8.6-8.9 us per call against 10.0-11.7 us on hyper
-//! (BENCHMARKS.md, "Server"). Every HTTP/2 connection comes here (h2c, TLS with ALPN "h2", TLS
+//! (docs/benchmarks-history.md, "Server: volley serve beside the stacks users pick
+//! instead"). Every HTTP/2 connection comes here (h2c, TLS with ALPN "h2", TLS
 //! whose first bytes are the preface); only HTTP/1.1 goes through hyper. The stream and pipe
 //! logic follow hyper 1.x's `H2Stream` and `PipeToSendStream`.
 

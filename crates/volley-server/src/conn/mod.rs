@@ -143,7 +143,7 @@ impl ConnContext {
     /// This future is what each connection's task holds for its whole life, so the paths most
     /// connections do not take (HTTP/1.1 through hyper) are boxed, and so is the TLS handshake,
     /// which is freed once done: inline, their states made it 9.9 KB, more than anything else
-    /// an idle connection keeps (BENCHMARKS.md, "Memory per idle connection"); it is 2.3 KB
+    /// an idle connection keeps (BENCHMARKS.md, "Idle connection memory"); it is 2.3 KB
     /// now, a TLS connection's too (its `serve_io` shares the space of the plaintext one).
     pub(crate) async fn serve_connection<S: Socket>(
         self: Arc<Self>,

@@ -3,7 +3,8 @@
 //!
 //! Written here rather than using `prometheus_client`'s `Histogram`, which takes a write lock
 //! and scans its buckets on every observation: three of those per call were a third of what
-//! the metrics interceptor cost (BENCHMARKS.md, "Interceptors, metrics and traces").
+//! the metrics interceptor cost (docs/benchmarks-history.md, "Interceptors, metrics and
+//! traces").
 
 use std::sync::{
     Arc,

@@ -204,8 +204,8 @@ impl Metrics {
 }
 
 /// A method's instruments, resolved from the families once per method (and per status), so a
-/// call costs no label hashing or family lookup (BENCHMARKS.md, "Interceptors, metrics and
-/// traces", measures both).
+/// call costs no label hashing or family lookup (docs/benchmarks-history.md, "Interceptors,
+/// metrics and traces", measures both).
 struct PerMethod {
     label: MethodLabel,
     started: Counter,

@@ -3,7 +3,8 @@
 //! Written here, not taken from a crate, for a measured reason: fluke-hpack's decoder (whose
 //! encoder the client still uses) builds its Huffman table, two SipHash maps over 257 codes,
 //! anew for every Huffman-coded string, 0.6-0.8 M instructions per fresh connection, whose
-//! first reply is all such strings (BENCHMARKS.md, "Per-request calls stay on the h2 crate");
+//! first reply is all such strings (docs/benchmarks-history.md, "Server streams, keepalive and a
+//! receive limit on the fast path": "Per-request calls stay on the h2 crate");
 //! and it panics on a table size update cut short (found by the `fast_frames` fuzz target).
 //! h2's decoder is private to its crate. Huffman codes are decoded bit by bit from the code
 //! lengths alone (HPACK's code is canonical), a few hundred instructions per short string.

@@ -1,7 +1,8 @@
 //! The load engine's fast path for unary and streaming calls: an HTTP/2 client written for
-//! one job, where the h2 crate's per-stream machinery (a stream store behind a lock, a task wake per
-//! frame, HPACK encoding per call) was most of `volley bench`'s cost per call (BENCHMARKS.md, "The
-//! generator at the limit"). Written here, not taken from a crate, because that cost is the point.
+//! one job, where the h2 crate's per-stream machinery (a stream store behind a lock, a task wake
+//! per frame, HPACK encoding per call) was most of `volley bench`'s cost per call
+//! (docs/benchmarks-history.md, "The generator at the limit: where `volley bench`'s CPU went").
+//! Written here, not taken from a crate, because that cost is the point.
 //!
 //! One connection is two local tasks on the caller's thread (a `LocalSet`): the reader parses
 //! frames in place and settles calls, the writer sends what calls appended to one buffer, once
