@@ -144,7 +144,7 @@ impl Builder {
         for p in &protos {
             println!("cargo:rerun-if-changed={}", p.display());
         }
-        let fds = volley_proto::schema::compile_files(&protos, &includes)
+        let fds = volley_proto::load::compile_files(&protos, &includes)
             .map_err(|e| Error(e.to_string()))?;
         let names: Vec<String> = fds.file.iter().map(|f| f.name().to_owned()).collect();
         let clashes = crate::names::collisions(&fds, &names);

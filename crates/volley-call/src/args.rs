@@ -5,7 +5,7 @@
 
 /// What each flag holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `-flag` or `-flag=BOOL`.
     Bool,
     /// Like `Bool`, but remembers whether it was given (`-use-reflection`).
@@ -21,7 +21,7 @@ pub enum Kind {
 }
 
 /// The flags `volley call` takes: grpcurl's, then volley's own (`-protocol`, `-O`).
-pub const FLAGS: &[(&str, Kind)] = &[
+pub(crate) const FLAGS: &[(&str, Kind)] = &[
     ("H", Kind::Multi),
     ("O", Kind::Str),
     ("allow-unknown-fields", Kind::Bool),
@@ -177,7 +177,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, ParseError> {
 }
 
 /// `strconv.ParseBool`.
-pub fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
@@ -249,7 +249,7 @@ fn parse_int(s: &str) -> Result<i64, &'static str> {
 }
 
 /// Go's `%q` for the ASCII strings flags hold.
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::from('"');
     for c in s.chars() {
         match c {

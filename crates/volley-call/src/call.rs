@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// Calls `symbol`; `Ok` carries the exit code.
-pub async fn call(ctx: &mut Ctx<'_>, symbol: &str) -> Result<i32, Exit> {
+pub(crate) async fn call(ctx: &mut Ctx<'_>, symbol: &str) -> Result<i32, Exit> {
     let total_started = ctx.started;
     if ctx.dialed.is_none() {
         dial_now(ctx).await?;

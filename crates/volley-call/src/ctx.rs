@@ -20,7 +20,7 @@ use crate::{
 };
 
 /// The program name in messages.
-pub const PROGRAM: &str = "volley call";
+pub(crate) const PROGRAM: &str = "volley call";
 
 /// Where output goes.
 pub struct Io<'a> {
@@ -61,7 +61,7 @@ impl Io<'_> {
 }
 
 /// What the verbs share.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     /// The flags.
     pub o: Opts,
     /// The checked command line.
@@ -83,7 +83,7 @@ pub struct Ctx<'a> {
 }
 
 /// Dials the target (grpcurl's `dial`), recording `-vv`'s timings.
-pub async fn dial_now(ctx: &mut Ctx<'_>) -> Result<(), Exit> {
+pub(crate) async fn dial_now(ctx: &mut Ctx<'_>) -> Result<(), Exit> {
     let started = StdInstant::now();
     let connect = if ctx.o.connect_timeout > 0.0 {
         seconds(ctx.o.connect_timeout)
@@ -148,7 +148,9 @@ pub async fn dial_now(ctx: &mut Ctx<'_>) -> Result<(), Exit> {
 }
 
 /// Metadata as HTTP/2 header pairs, or grpc-go's reason to refuse them.
-pub fn header_pairs(md: &metadata::Metadata) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+pub(crate) fn header_pairs(
+    md: &metadata::Metadata,
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
     let mut out = Vec::new();
     let mut name: Option<HeaderName> = None;
     for (k, v) in metadata::to_header_map(md)? {
@@ -163,6 +165,6 @@ pub fn header_pairs(md: &metadata::Metadata) -> Result<Vec<(HeaderName, HeaderVa
 }
 
 /// grpcurl's `floatSecondsToDuration`.
-pub fn seconds(s: f64) -> Duration {
+pub(crate) fn seconds(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
 }

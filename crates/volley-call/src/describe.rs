@@ -12,7 +12,7 @@ use crate::protoprint::Printer;
 
 /// A named element of a schema.
 #[derive(Clone, Debug)]
-pub enum Symbol {
+pub(crate) enum Symbol {
     /// A service.
     Service(ServiceDescriptor),
     /// A method.
@@ -33,7 +33,7 @@ pub enum Symbol {
 
 impl Symbol {
     /// Finds `name` in `pool` as protobuf scopes names (an enum value also under its enum).
-    pub fn lookup(pool: &DescriptorPool, name: &str) -> Option<Symbol> {
+    pub(crate) fn lookup(pool: &DescriptorPool, name: &str) -> Option<Symbol> {
         if let Some(s) = pool.get_service_by_name(name) {
             return Some(Symbol::Service(s));
         }
@@ -71,7 +71,7 @@ impl Symbol {
     }
 
     /// The file it is defined in.
-    pub fn file(&self) -> FileDescriptor {
+    pub(crate) fn file(&self) -> FileDescriptor {
         match self {
             Symbol::Service(s) => s.parent_file(),
             Symbol::Method(m) => m.parent_service().parent_file(),
@@ -85,7 +85,7 @@ impl Symbol {
     }
 
     /// The service, when it is one (`list SERVICE`).
-    pub fn service(&self) -> Option<&ServiceDescriptor> {
+    pub(crate) fn service(&self) -> Option<&ServiceDescriptor> {
         match self {
             Symbol::Service(s) => Some(s),
             _ => None,
@@ -101,7 +101,7 @@ fn scope_of(e: &EnumDescriptor) -> String {
 }
 
 /// grpcurl's `describe` of one symbol: `NAME is KIND:` then its source, newline-terminated.
-pub fn describe(symbol: &Symbol) -> String {
+pub(crate) fn describe(symbol: &Symbol) -> String {
     let mut p = Printer::new(&symbol.file());
     let (name, kind) = match symbol {
         Symbol::Message(m) => match described_field(m) {
@@ -154,7 +154,7 @@ pub fn describe(symbol: &Symbol) -> String {
 }
 
 /// The proto source of a method, for `-v`'s `Resolved method descriptor:`.
-pub fn method_text(m: &MethodDescriptor) -> String {
+pub(crate) fn method_text(m: &MethodDescriptor) -> String {
     let mut p = Printer::new(&m.parent_service().parent_file());
     p.method(m, 0);
     p.out.strip_suffix('\n').unwrap_or(&p.out).to_owned()

@@ -21,7 +21,7 @@ use crate::{goerr, hint};
 
 /// What dialling needs from the flags.
 #[derive(Clone, Debug)]
-pub struct DialOpts {
+pub(crate) struct DialOpts {
     /// The address as given (`-unix` already applied: `unix://PATH`).
     pub target: String,
     /// `-plaintext`.
@@ -46,7 +46,7 @@ pub struct DialOpts {
 
 /// Why there is no connection, and what grpcurl prints for it.
 #[derive(Debug)]
-pub enum DialError {
+pub(crate) enum DialError {
     /// A usage error (exit 2): `Cannot specify different values for -servername and -authority.`
     Usage(String),
     /// `Failed to create TLS config: ...` (exit 1).
@@ -56,7 +56,7 @@ pub enum DialError {
 }
 
 /// A ready connection.
-pub struct Dialed {
+pub(crate) struct Dialed {
     /// The HTTP/2 connection.
     pub conn: Connection,
     /// `http` or `https`.
@@ -68,7 +68,7 @@ pub struct Dialed {
 }
 
 /// Dials `o.target`; `warn` gets grpcurl's warnings.
-pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialError> {
+pub(crate) async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialError> {
     let tls = if o.plaintext {
         None
     } else {

@@ -68,7 +68,7 @@ pub enum Item {
 
 /// The largest end frame read (gRPC-Web's trailer block, Connect's end-of-stream JSON): grpc-go's
 /// default bound on a header list (16 MiB), which trailers are on HTTP/2.
-pub const MAX_END: usize = 16 << 20;
+pub(crate) const MAX_END: usize = 16 << 20;
 
 /// Envelopes of a gRPC-Web or Connect streaming body (or a Connect unary body).
 pub struct Envelopes {

@@ -10,7 +10,7 @@ use volley_proto::gofmt;
 use crate::{format::Formatter, status::CallStatus};
 
 /// grpc-go's `codes.Code.String()`.
-pub fn code_name(code: i32) -> String {
+pub(crate) fn code_name(code: i32) -> String {
     const NAMES: [&str; 17] = [
         "OK",
         "Canceled",
@@ -37,17 +37,17 @@ pub fn code_name(code: i32) -> String {
 }
 
 /// The code for a grpc-go code name (`NotFound` is 5).
-pub fn code_of(name: &str) -> Option<i32> {
+pub(crate) fn code_of(name: &str) -> Option<i32> {
     (0..17).find(|c| code_name(*c) == name)
 }
 
 /// grpcurl's exit code for a status.
-pub fn exit_code(status: &CallStatus) -> i32 {
+pub(crate) fn exit_code(status: &CallStatus) -> i32 {
     64 + status.code
 }
 
 /// grpcurl's `PrintStatus`.
-pub fn print_status(
+pub(crate) fn print_status(
     w: &mut dyn Write,
     status: &CallStatus,
     fmt: &Formatter,
@@ -86,7 +86,7 @@ pub fn print_status(
 }
 
 /// `-format-error`: the status as a `google.rpc.Status` message, no final newline.
-pub fn format_status(
+pub(crate) fn format_status(
     status: &CallStatus,
     fmt: &Formatter,
     emit_defaults: bool,

@@ -5,7 +5,7 @@ use prost_reflect::DynamicMessage;
 use crate::{json_out::JsonFormat, text_out::TextFormat};
 
 /// The printer `-format` picks.
-pub enum Formatter {
+pub(crate) enum Formatter {
     /// JSON (grpcurl's default).
     Json(JsonFormat),
     /// The protobuf text format.
@@ -15,7 +15,7 @@ pub enum Formatter {
 impl Formatter {
     /// The printer for `-format` (`json` or `text`): JSON with `emit_defaults` and `Any`s opened
     /// from `pool`, text with record separators when `separators`.
-    pub fn new(
+    pub(crate) fn new(
         format: &str,
         emit_defaults: bool,
         separators: bool,
@@ -32,7 +32,7 @@ impl Formatter {
     }
 
     /// A response message.
-    pub fn message(&self, msg: &DynamicMessage) -> Result<String, String> {
+    pub(crate) fn message(&self, msg: &DynamicMessage) -> Result<String, String> {
         match self {
             Formatter::Json(j) => j.format(msg),
             Formatter::Text(t) => Ok(t.format(msg)),
@@ -40,7 +40,7 @@ impl Formatter {
     }
 
     /// A status detail.
-    pub fn any(&self, type_url: &str, value: &[u8]) -> Result<String, String> {
+    pub(crate) fn any(&self, type_url: &str, value: &[u8]) -> Result<String, String> {
         match self {
             Formatter::Json(j) => j.format_any(type_url, value),
             Formatter::Text(t) => Ok(t.format_any(type_url, value)),

@@ -66,7 +66,7 @@ pub struct Values<R> {
 
 /// Go's `maxNestingDepth`: deeper input is refused (`invalid character '[' exceeded max
 /// depth`, Go's words) rather than read into a stack that would overflow.
-pub const MAX_DEPTH: usize = 10_000;
+pub(crate) const MAX_DEPTH: usize = 10_000;
 
 /// The stack `volley call` runs on. `-d` JSON may nest [`MAX_DEPTH`] levels (Go's limit, which
 /// grpcurl has), and reading, converting and dropping such a value recurses once a level: deeper

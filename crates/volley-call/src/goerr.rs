@@ -5,7 +5,7 @@
 use rustls::{AlertDescription, CertificateError, pki_types::ServerName};
 
 /// An OS error as Go prints it: the C library's text, lower-case, without Rust's `(os error N)`.
-pub fn io(e: &std::io::Error) -> String {
+pub(crate) fn io(e: &std::io::Error) -> String {
     if e.kind() == std::io::ErrorKind::UnexpectedEof {
         return "EOF".into();
     }
@@ -22,7 +22,7 @@ pub fn io(e: &std::io::Error) -> String {
 }
 
 /// A failed TLS handshake as Go's client reports it.
-pub fn tls(e: &std::io::Error, name: &ServerName<'_>) -> String {
+pub(crate) fn tls(e: &std::io::Error, name: &ServerName<'_>) -> String {
     let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
         return io(e);
     };

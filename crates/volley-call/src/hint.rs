@@ -8,12 +8,12 @@ use rustls::CertificateError;
 use crate::go_json::Node;
 
 /// A server without reflection, and no schema given.
-pub const NO_REFLECTION: &str = "the server does not serve reflection: give its schema with \
+pub(crate) const NO_REFLECTION: &str = "the server does not serve reflection: give its schema with \
                                  -proto FILE (and -import-path DIR) or -protoset FILE";
 
 /// The names among `among` nearest to `want` (case aside, by edit distance), best first: at
 /// most three, and only those within a third of the longer name's length (two edits at least).
-pub fn closest<'a>(want: &str, among: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+pub(crate) fn closest<'a>(want: &str, among: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let w = want.to_lowercase();
     let mut scored: Vec<(usize, &str)> = among
         .into_iter()
@@ -47,7 +47,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// `did you mean X?` and what there is, for a name that is not among `names` (`what`:
 /// "method", "service").
-pub fn suggest(want: &str, names: &[String], what: &str, of: &str) -> String {
+pub(crate) fn suggest(want: &str, names: &[String], what: &str, of: &str) -> String {
     let near = closest(want, names.iter().map(String::as_str));
     let listed = if names.len() <= 12 {
         format!("{of} has: {}", names.join(", "))
@@ -62,7 +62,7 @@ pub fn suggest(want: &str, names: &[String], what: &str, of: &str) -> String {
 }
 
 /// A method `method` that `service` does not have.
-pub fn no_method(service: &ServiceDescriptor, method: &str) -> String {
+pub(crate) fn no_method(service: &ServiceDescriptor, method: &str) -> String {
     let names: Vec<String> = service.methods().map(|m| m.name().to_owned()).collect();
     let near = closest(method, names.iter().map(String::as_str));
     let full = service.full_name();
@@ -79,7 +79,7 @@ pub fn no_method(service: &ServiceDescriptor, method: &str) -> String {
 
 /// What to change when a TLS handshake failed with `e` (`plaintext`: whether `-plaintext` was
 /// given).
-pub fn tls(e: &std::io::Error) -> Option<String> {
+pub(crate) fn tls(e: &std::io::Error) -> Option<String> {
     let inner = e.get_ref()?.downcast_ref::<rustls::Error>()?;
     Some(match inner {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
@@ -111,13 +111,13 @@ pub fn tls(e: &std::io::Error) -> Option<String> {
 }
 
 /// A plaintext dial the server closed during the HTTP/2 handshake.
-pub const PLAINTEXT_TO_TLS: &str = "the server closed the connection before HTTP/2 began: if it \
+pub(crate) const PLAINTEXT_TO_TLS: &str = "the server closed the connection before HTTP/2 began: if it \
                                     speaks TLS, leave -plaintext out (and give -cacert FILE or \
                                     -insecure)";
 
 /// The first field of `node` that `desc` does not have: `did you mean ...?` and the message's
 /// fields.
-pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
+pub(crate) fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
     let Node::Object(kv) = node else {
         return None;
     };
@@ -148,7 +148,7 @@ pub fn unknown_field(desc: &MessageDescriptor, node: &Node) -> Option<String> {
 /// number ; instead got true`) leaves out: the field's path in the JSON and its type, as
 /// `-d: items[1].id is a field of type int32; true does not fit it`; `message` is the value's
 /// number among `-d`'s, named when it is not the first.
-pub fn misfit(
+pub(crate) fn misfit(
     desc: &MessageDescriptor,
     node: &Node,
     allow_unknown: bool,

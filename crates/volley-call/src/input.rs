@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::{go_json::Values, json_in};
 
 /// Where request data comes from.
-pub enum Data {
+pub(crate) enum Data {
     /// `-d '...'`.
     Inline(String),
     /// `-d @`: standard input.
@@ -28,7 +28,7 @@ pub enum Data {
 /// Request data that could not be read: grpcurl's words, and where the data went wrong or what
 /// it names that does not exist ([`hint`](mod@crate::hint)).
 #[derive(Debug, Clone)]
-pub struct DataError {
+pub(crate) struct DataError {
     /// grpcurl's (Go's, jhump's) message.
     pub text: String,
     /// volley's line after it.
@@ -42,7 +42,7 @@ impl DataError {
 }
 
 /// The request messages, parsed as they are needed.
-pub struct Requests {
+pub(crate) struct Requests {
     rx: mpsc::Receiver<Result<DynamicMessage, DataError>>,
     count: Arc<AtomicUsize>,
     done: bool,
@@ -50,7 +50,12 @@ pub struct Requests {
 
 impl Requests {
     /// Starts reading `data` as `desc` messages (`text` for `-format text`).
-    pub fn start(data: Data, desc: MessageDescriptor, text: bool, allow_unknown: bool) -> Requests {
+    pub(crate) fn start(
+        data: Data,
+        desc: MessageDescriptor,
+        text: bool,
+        allow_unknown: bool,
+    ) -> Requests {
         let (tx, rx) = mpsc::channel(1);
         let count = Arc::new(AtomicUsize::new(0));
         let counted = count.clone();
@@ -85,7 +90,7 @@ impl Requests {
     }
 
     /// The next message, `Ok(None)` at the end; an error ends the input.
-    pub async fn next(&mut self) -> Result<Option<DynamicMessage>, DataError> {
+    pub(crate) async fn next(&mut self) -> Result<Option<DynamicMessage>, DataError> {
         if self.done {
             return Ok(None);
         }
@@ -103,7 +108,7 @@ impl Requests {
     }
 
     /// Values read so far (grpcurl's `NumRequests`).
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.count.load(Ordering::SeqCst)
     }
 }

@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// What happens during a call, in grpcurl's order.
-pub trait Events {
+pub(crate) trait Events {
     /// The method was found.
     fn resolved(&mut self, m: &MethodDescriptor);
     /// The metadata about to be sent.
@@ -36,7 +36,7 @@ pub trait Events {
 
 /// Why there was no call to speak of.
 #[derive(Debug)]
-pub enum InvokeError {
+pub(crate) enum InvokeError {
     /// `Error invoking method "S/M": ...`, exit 1.
     Plain(String),
     /// The same, and a [`hint`](mod@crate::hint) line after it.
@@ -47,7 +47,10 @@ pub enum InvokeError {
 }
 
 /// Finds the method `symbol` names.
-pub async fn resolve(source: &mut Source, symbol: &str) -> Result<MethodDescriptor, InvokeError> {
+pub(crate) async fn resolve(
+    source: &mut Source,
+    symbol: &str,
+) -> Result<MethodDescriptor, InvokeError> {
     let split = symbol.rfind('/').or_else(|| symbol.rfind('.'));
     let (svc, mth) = match split {
         Some(p) if p > 0 && p + 1 < symbol.len() => (&symbol[..p], &symbol[p + 1..]),
@@ -109,7 +112,7 @@ pub async fn resolve(source: &mut Source, symbol: &str) -> Result<MethodDescript
 }
 
 /// Makes the call; the status is in the `trailers` event.
-pub async fn invoke(
+pub(crate) async fn invoke(
     conn: &Connection,
     head: &Head,
     method: &MethodDescriptor,

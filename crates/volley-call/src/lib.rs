@@ -18,38 +18,52 @@
 //! - `hint` (volley's own line after an error grpcurl leaves there: the flag to give, the
 //!   nearest name).
 
-pub mod args;
-pub mod call;
-pub mod ctx;
-pub mod describe;
-pub mod dial;
-pub mod envelope;
-pub mod errors;
-pub mod format;
-pub mod go_json;
-pub mod goerr;
-pub mod hint;
-pub mod input;
-pub mod invoke;
-pub mod json_in;
-pub mod json_out;
-pub mod metadata;
-pub mod opts;
+mod args;
+mod call;
+mod ctx;
+mod describe;
+mod dial;
+mod envelope;
+mod errors;
+mod format;
+mod go_json;
+mod goerr;
+mod hint;
+mod input;
+mod invoke;
+mod json_in;
+mod json_out;
+mod metadata;
+mod opts;
 mod protoprint;
-pub mod report;
-pub mod rpc;
-pub mod run;
-pub mod source;
-pub mod status;
-pub mod template;
-pub mod text_out;
-pub mod usage;
-pub mod verbose;
-pub mod verbs;
-pub mod web;
+mod report;
+mod rpc;
+mod run;
+mod source;
+mod status;
+mod template;
+mod text_out;
+mod usage;
+mod verbose;
+mod verbs;
+mod web;
 
 pub use ctx::Io;
 pub use run::run;
+
+/// What the fuzz targets (`volley-testkit`'s `fuzz`) drive: the readers of untrusted input
+/// (the command line, `-d` JSON, gRPC-Web and Connect bodies) and `-proto` compilation for
+/// their schema. Not a stable API.
+#[doc(hidden)]
+pub mod fuzz {
+    pub use crate::args::parse as parse_args;
+    pub use crate::envelope::{Envelopes, Item};
+    pub use crate::go_json::Values;
+    pub use crate::json_in::message as json_message;
+    pub use crate::opts::{Opts, check as check_opts};
+    pub use crate::source::compile_protos;
+    pub use crate::web::connect_error;
+}
 
 /// Runs `volley call ARGS` on this process's standard streams; returns the exit code.
 pub fn main(args: &[String]) -> i32 {

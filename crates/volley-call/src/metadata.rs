@@ -6,10 +6,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 /// Keys and raw values, in arrival order (a key may repeat).
-pub type Metadata = Vec<(String, Vec<u8>)>;
+pub(crate) type Metadata = Vec<(String, Vec<u8>)>;
 
 /// grpcurl's `MetadataFromHeaders`.
-pub fn from_headers(headers: &[String]) -> Metadata {
+pub(crate) fn from_headers(headers: &[String]) -> Metadata {
     let mut md = Metadata::new();
     for h in headers.iter().filter(|h| !h.is_empty()) {
         let (name, value) = h.split_once(':').unwrap_or((h, ""));
@@ -33,7 +33,7 @@ fn decode_any_base64(v: &str) -> Option<Vec<u8>> {
 
 /// grpcurl's `ExpandHeaders`: every `${NAME}` (word characters) replaced by the environment
 /// variable.
-pub fn expand(headers: &[String]) -> Result<Vec<String>, String> {
+pub(crate) fn expand(headers: &[String]) -> Result<Vec<String>, String> {
     expand_with(headers, |name| std::env::var(name).ok())
 }
 
@@ -75,7 +75,7 @@ fn expand_with(
 }
 
 /// grpcurl's `MetadataToString`: `(empty)`, or sorted `key: value` lines (no final newline).
-pub fn to_string(md: &Metadata) -> String {
+pub(crate) fn to_string(md: &Metadata) -> String {
     if md.is_empty() {
         return "(empty)".into();
     }
@@ -99,7 +99,7 @@ pub fn to_string(md: &Metadata) -> String {
 /// What grpc-go hands its caller from a response's headers or trailers: everything but the
 /// pseudo-headers and gRPC's own (`grpc-status`, `grpc-message`, `grpc-encoding`, `te`, ...),
 /// `content-type` only when it is gRPC's, and `-bin` values base64-decoded.
-pub fn from_response(headers: &http::HeaderMap) -> Metadata {
+pub(crate) fn from_response(headers: &http::HeaderMap) -> Metadata {
     let mut md = Metadata::new();
     for (name, value) in headers {
         let k = name.as_str();
@@ -126,7 +126,7 @@ pub fn from_response(headers: &http::HeaderMap) -> Metadata {
 }
 
 /// Request metadata as HTTP/2 headers: `-bin` values base64 (unpadded, as grpc-go sends them).
-pub fn to_header_map(md: &Metadata) -> Result<http::HeaderMap, String> {
+pub(crate) fn to_header_map(md: &Metadata) -> Result<http::HeaderMap, String> {
     let mut map = http::HeaderMap::new();
     for (k, v) in md {
         // grpc-go's rule for metadata keys.

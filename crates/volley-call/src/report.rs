@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// Collects one call.
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     fmt: &'a JsonFormat,
     method: String,
     headers: Metadata,
@@ -27,7 +27,7 @@ pub struct Report<'a> {
 
 impl<'a> Report<'a> {
     /// An empty report whose messages print with `fmt`.
-    pub fn new(fmt: &'a JsonFormat) -> Report<'a> {
+    pub(crate) fn new(fmt: &'a JsonFormat) -> Report<'a> {
         Report {
             fmt,
             method: String::new(),
@@ -39,17 +39,17 @@ impl<'a> Report<'a> {
     }
 
     /// The call's status.
-    pub fn status(&self) -> &CallStatus {
+    pub(crate) fn status(&self) -> &CallStatus {
         &self.status
     }
 
     /// Responses collected.
-    pub fn responses(&self) -> usize {
+    pub(crate) fn responses(&self) -> usize {
         self.messages.len()
     }
 
     /// The document (indented, newline-terminated).
-    pub fn finish(&self, facts: &Facts<'_>) -> String {
+    pub(crate) fn finish(&self, facts: &Facts<'_>) -> String {
         let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
         let q = |s: &str| {
             let mut out = String::new();
@@ -95,7 +95,7 @@ impl<'a> Report<'a> {
 }
 
 /// What the report adds besides the call's events.
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// The address.
     pub target: &'a str,
     /// `grpc`, `grpc-web` or `connect`.

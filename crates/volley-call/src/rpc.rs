@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use h2::{RecvStream, SendStream, client::ResponseFuture};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use prost::Message as _;
-use volley_client::{Connection, load::call::transport_status};
+use volley_client::{Connection, send_message, transport_status};
 use volley_wire::{codec::FrameDecoder, compression::Encoding, timeout::format_grpc_timeout};
 
 use crate::{
@@ -21,7 +21,7 @@ use crate::{
 
 /// What a call is sent with.
 #[derive(Clone, Debug)]
-pub struct Head {
+pub(crate) struct Head {
     /// `http` or `https`.
     pub scheme: &'static str,
     /// The `:authority`.
@@ -44,7 +44,7 @@ pub struct Head {
 
 /// The request side of a call (taken apart for bidi, where it runs beside the replies).
 #[derive(Default)]
-pub struct Sender {
+pub(crate) struct Sender {
     out: Option<SendStream<Bytes>>,
     /// Connect unary: the message is the whole body.
     raw_body: bool,
@@ -52,7 +52,7 @@ pub struct Sender {
 
 impl Sender {
     /// Sends one request message (gRPC framing, or Connect's unary body as it is).
-    pub async fn send(
+    pub(crate) async fn send(
         &mut self,
         msg: &prost_reflect::DynamicMessage,
         last: bool,
@@ -70,7 +70,7 @@ impl Sender {
         let Some(out) = self.out.as_mut() else {
             return Ok(());
         };
-        volley_client::load::call::send_message(out, body, last)
+        send_message(out, body, last)
             .await
             .map_err(|s| CallStatus::from_wire(&s))?;
         if last {
@@ -80,7 +80,7 @@ impl Sender {
     }
 
     /// Ends the request stream.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if let Some(mut out) = self.out.take() {
             let _ = out.send_data(Bytes::new(), true);
         }
@@ -88,7 +88,7 @@ impl Sender {
 }
 
 /// An open call.
-pub struct Call {
+pub(crate) struct Call {
     sender: Sender,
     resp: Option<ResponseFuture>,
     body: Option<RecvStream>,
@@ -105,7 +105,7 @@ enum Frames {
 
 impl Call {
     /// Opens the stream and sends the request head.
-    pub async fn open(conn: &Connection, head: &Head) -> Result<Call, CallStatus> {
+    pub(crate) async fn open(conn: &Connection, head: &Head) -> Result<Call, CallStatus> {
         let uri = Uri::builder()
             .scheme(head.scheme)
             .authority(head.authority.as_str())
@@ -158,7 +158,7 @@ impl Call {
     }
 
     /// Sends one request message.
-    pub async fn send(
+    pub(crate) async fn send(
         &mut self,
         msg: &prost_reflect::DynamicMessage,
         last: bool,
@@ -167,18 +167,18 @@ impl Call {
     }
 
     /// Ends the request stream.
-    pub fn close_send(&mut self) {
+    pub(crate) fn close_send(&mut self) {
         self.sender.close();
     }
 
     /// Takes the request side, to send from beside the replies.
-    pub fn sender(&mut self) -> Sender {
+    pub(crate) fn sender(&mut self) -> Sender {
         std::mem::take(&mut self.sender)
     }
 
     /// Waits for the response headers. A reply that is only trailers (or an HTTP error) gives
     /// empty headers; its status comes from [`Call::finish`].
-    pub async fn headers(&mut self) -> Metadata {
+    pub(crate) async fn headers(&mut self) -> Metadata {
         let Some(resp) = self.resp.take() else {
             return Metadata::new();
         };
@@ -220,7 +220,7 @@ impl Call {
     }
 
     /// The next reply message, `Ok(None)` once they have all come.
-    pub async fn message(&mut self) -> Result<Option<Bytes>, CallStatus> {
+    pub(crate) async fn message(&mut self) -> Result<Option<Bytes>, CallStatus> {
         loop {
             let next = match &mut self.frames {
                 Frames::Grpc(d) => d.next_message().map_err(|s| CallStatus::from_wire(&s))?,
@@ -255,7 +255,7 @@ impl Call {
     }
 
     /// The status and trailers, once the messages are read.
-    pub async fn finish(&mut self) -> (CallStatus, Metadata) {
+    pub(crate) async fn finish(&mut self) -> (CallStatus, Metadata) {
         if let Some(done) = self.ended.take() {
             return done;
         }

@@ -7,12 +7,13 @@ use prost::Message;
 use prost_reflect::DescriptorPool;
 use prost_types::{FileDescriptorProto, FileDescriptorSet};
 use volley_client::{Connection, reflect::ReflectError};
+use volley_proto::load::ProtosetError;
 
 use crate::{describe::Symbol, goerr};
 
 /// Why a source could not answer, in grpcurl's words.
 #[derive(Debug, Clone)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     /// `Symbol not found: X` (or `Service not found: X`).
     NotFound(String),
     /// The server answered reflection with UNIMPLEMENTED.
@@ -41,7 +42,7 @@ impl std::fmt::Display for SourceError {
 }
 
 /// The reflection side: a connection and the headers reflection requests carry.
-pub struct Reflector {
+pub(crate) struct Reflector {
     /// The server's connection.
     pub conn: Connection,
     /// `http` or `https`.
@@ -63,7 +64,7 @@ impl Reflector {
 }
 
 /// A descriptor source.
-pub struct Source {
+pub(crate) struct Source {
     reflect: Option<Reflector>,
     files: Option<DescriptorPool>,
     fetched: DescriptorPool,
@@ -71,7 +72,7 @@ pub struct Source {
 
 impl Source {
     /// A source from reflection, files, or both (reflection first).
-    pub fn new(reflect: Option<Reflector>, files: Option<DescriptorPool>) -> Source {
+    pub(crate) fn new(reflect: Option<Reflector>, files: Option<DescriptorPool>) -> Source {
         Source {
             reflect,
             files,
@@ -80,7 +81,7 @@ impl Source {
     }
 
     /// The services, in the source's order (the server's, or the files').
-    pub async fn list_services(&mut self) -> Result<Vec<String>, SourceError> {
+    pub(crate) async fn list_services(&mut self) -> Result<Vec<String>, SourceError> {
         if let Some(r) = &self.reflect {
             return volley_client::reflect::list_services(
                 &r.conn,
@@ -99,7 +100,7 @@ impl Source {
     }
 
     /// The element named `name`.
-    pub async fn find(&mut self, name: &str) -> Result<Symbol, SourceError> {
+    pub(crate) async fn find(&mut self, name: &str) -> Result<Symbol, SourceError> {
         if self.reflect.is_some() {
             match self.find_by_reflection(name).await {
                 Ok(s) => return Ok(s),
@@ -140,7 +141,7 @@ impl Source {
     }
 
     /// Every type known so far (for `Any` in responses and status details).
-    pub fn pool(&self) -> DescriptorPool {
+    pub(crate) fn pool(&self) -> DescriptorPool {
         match (&self.reflect, &self.files) {
             (None, Some(files)) => files.clone(),
             _ => self.fetched.clone(),
@@ -148,7 +149,7 @@ impl Source {
     }
 
     /// grpcurl's `WriteProtoset`: the files defining `symbols`, each after its dependencies.
-    pub async fn protoset(&mut self, symbols: &[String]) -> Result<Vec<u8>, SourceError> {
+    pub(crate) async fn protoset(&mut self, symbols: &[String]) -> Result<Vec<u8>, SourceError> {
         let mut files: Vec<prost_reflect::FileDescriptor> = Vec::new();
         for s in symbols {
             let file = self.find(s).await?.file();
@@ -202,24 +203,24 @@ fn reflect_error(e: ReflectError, name: &str) -> SourceError {
     }
 }
 
-/// Loads `-protoset` files (grpcurl: all files of all sets, linked together).
-pub fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
+/// Loads `-protoset` files (grpcurl: all files of all sets, linked together), edition files
+/// lowered as `-proto` lowers them (volley-proto's one loader).
+pub(crate) fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
     let mut all = FileDescriptorSet::default();
     for p in paths {
-        let bytes = std::fs::read(p).map_err(|e| {
-            format!(
-                "could not load protoset file {}: open {p}: {}",
-                crate::args::go_quote(p),
-                goerr::io(&e)
-            )
-        })?;
-        let set = FileDescriptorSet::decode(&bytes[..]).map_err(|e| {
-            format!(
-                "could not parse contents of protoset file {}: {e}",
-                crate::args::go_quote(p)
-            )
-        })?;
-        all.file.extend(set.file);
+        let read =
+            volley_proto::load::read_protoset(std::path::Path::new(p)).map_err(|e| match e {
+                ProtosetError::Read { reason, .. } => format!(
+                    "could not load protoset file {}: open {p}: {}",
+                    crate::args::go_quote(p),
+                    goerr::io(&reason)
+                ),
+                ProtosetError::Decode { reason, .. } => format!(
+                    "could not parse contents of protoset file {}: {reason}",
+                    crate::args::go_quote(p)
+                ),
+            })?;
+        all.file.extend(read.set.file);
     }
     let mut pool = DescriptorPool::new();
     let mut seen = Vec::new();
@@ -255,7 +256,7 @@ pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<Descr
     let files = if import_paths.is_empty() {
         named.clone()
     } else {
-        volley_proto::schema::resolve_filenames(&includes, &named)
+        volley_proto::load::resolve_filenames(&includes, &named)
     };
     for (f, given) in files.iter().zip(&named) {
         if !includes.iter().any(|d| d.join(f).is_file()) {
@@ -265,7 +266,7 @@ pub fn compile_protos(files: &[String], import_paths: &[String]) -> Result<Descr
             ));
         }
     }
-    let set = volley_proto::schema::compile_files(&files, &includes)
+    let set = volley_proto::load::compile_files(&files, &includes)
         .map_err(|e| format!("could not parse given files: {e}"))?;
     DescriptorPool::from_file_descriptor_set(set).map_err(|e| e.to_string())
 }

@@ -71,7 +71,7 @@ impl CallStatus {
 
 /// `google.rpc.Status`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct RpcStatus {
+pub(crate) struct RpcStatus {
     /// The code.
     #[prost(int32, tag = "1")]
     pub code: i32,

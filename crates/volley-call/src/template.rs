@@ -8,7 +8,7 @@ use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 
 /// The template of `md`.
-pub fn make(md: &MessageDescriptor) -> DynamicMessage {
+pub(crate) fn make(md: &MessageDescriptor) -> DynamicMessage {
     build(md, &mut Vec::new())
 }
 

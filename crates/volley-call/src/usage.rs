@@ -172,7 +172,7 @@ const HELP: &[(&str, &str, &str)] = &[
 ];
 
 /// The whole help text, for `program` (`volley call`).
-pub fn text(program: &str) -> String {
+pub(crate) fn text(program: &str) -> String {
     let mut out = format!(
         "Usage:
 \t{program} [flags] [address] [list|describe] [symbol]

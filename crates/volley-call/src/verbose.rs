@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// grpcurl's `DefaultEventHandler`.
-pub struct Printer<'a> {
+pub(crate) struct Printer<'a> {
     out: &'a mut dyn Write,
     verbosity: u8,
     fmt: &'a Formatter,
@@ -29,7 +29,7 @@ pub struct Printer<'a> {
 
 impl<'a> Printer<'a> {
     /// Prints to `out` at `verbosity` 0, 1 (`-v`) or 2 (`-vv`).
-    pub fn new(out: &'a mut dyn Write, verbosity: u8, fmt: &'a Formatter) -> Printer<'a> {
+    pub(crate) fn new(out: &'a mut dyn Write, verbosity: u8, fmt: &'a Formatter) -> Printer<'a> {
         Printer {
             out,
             verbosity,
@@ -107,7 +107,7 @@ impl Events for Printer<'_> {
 }
 
 /// `Sent 1 request and received 2 responses` (`-v`).
-pub fn summary(requests: usize, responses: usize) -> String {
+pub(crate) fn summary(requests: usize, responses: usize) -> String {
     let s = |n: usize| if n == 1 { "" } else { "s" };
     format!(
         "Sent {requests} request{} and received {responses} response{}\n",
@@ -118,7 +118,7 @@ pub fn summary(requests: usize, responses: usize) -> String {
 
 /// `-vv`'s timing tree: a title, a duration and the children, two spaces deeper each level.
 #[derive(Debug, Default)]
-pub struct Timing {
+pub(crate) struct Timing {
     /// The node's title (`Dial`, `BlockingDial`, ...).
     pub title: &'static str,
     /// How long it took.
@@ -129,7 +129,7 @@ pub struct Timing {
 
 impl Timing {
     /// The tree as grpcurl's `dumpTiming` prints it.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         self.render_into(&mut out, 0);
         out

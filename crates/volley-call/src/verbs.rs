@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// Runs the verb; `Ok` carries the exit code.
-pub async fn run(ctx: &mut Ctx<'_>) -> Result<i32, Exit> {
+pub(crate) async fn run(ctx: &mut Ctx<'_>) -> Result<i32, Exit> {
     match ctx.plan.verb.clone() {
         Verb::List(None) => {
             let mut services = ctx

@@ -14,7 +14,7 @@ use crate::{
 
 /// The wire protocol of `-protocol`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// gRPC (HTTP/2, trailers).
     Grpc,
     /// gRPC-Web, binary.
@@ -25,7 +25,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// `grpc`, `grpc-web` or `connect`.
-    pub fn parse(s: &str) -> Option<Protocol> {
+    pub(crate) fn parse(s: &str) -> Option<Protocol> {
         match s {
             "grpc" => Some(Protocol::Grpc),
             "grpc-web" => Some(Protocol::GrpcWeb),
@@ -36,7 +36,7 @@ impl Protocol {
 }
 
 /// Sets the protocol's own request headers.
-pub fn protocol_headers(h: &mut HeaderMap, p: Protocol, unary: bool) {
+pub(crate) fn protocol_headers(h: &mut HeaderMap, p: Protocol, unary: bool) {
     let ct = |s: &'static str| HeaderValue::from_static(s);
     match p {
         Protocol::Grpc => {
@@ -61,7 +61,7 @@ pub fn protocol_headers(h: &mut HeaderMap, p: Protocol, unary: bool) {
 }
 
 /// What a response head says about the rest.
-pub enum Head {
+pub(crate) enum Head {
     /// Messages follow in the body.
     Stream,
     /// The call is over already (trailers-only, or an HTTP failure).
@@ -73,7 +73,7 @@ pub enum Head {
 }
 
 /// Reads a response head as each protocol's client does.
-pub fn check_head(p: Protocol, status: u16, h: &HeaderMap) -> Head {
+pub(crate) fn check_head(p: Protocol, status: u16, h: &HeaderMap) -> Head {
     let ct = h
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
@@ -150,7 +150,7 @@ pub fn connect_error(http_status: u16, body: &[u8]) -> CallStatus {
 }
 
 /// A Connect unary reply's headers: those not starting `trailer-`.
-pub fn connect_headers(h: &HeaderMap) -> Metadata {
+pub(crate) fn connect_headers(h: &HeaderMap) -> Metadata {
     metadata::from_response(h)
         .into_iter()
         .filter(|(k, _)| !k.starts_with("trailer-"))
@@ -158,7 +158,7 @@ pub fn connect_headers(h: &HeaderMap) -> Metadata {
 }
 
 /// A Connect unary reply's trailers: its `trailer-` headers, without the prefix.
-pub fn connect_trailers(h: &HeaderMap) -> Metadata {
+pub(crate) fn connect_trailers(h: &HeaderMap) -> Metadata {
     metadata::from_response(h)
         .into_iter()
         .filter_map(|(k, v)| k.strip_prefix("trailer-").map(|k| (k.to_owned(), v)))

@@ -129,8 +129,6 @@ fn too_large(len: usize, max_recv: usize) -> Status {
     ))
 }
 
-// Reached from outside through `load` only.
-#[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// The status for a transport failure, worded as grpc-go words them (ghz prints these).
 pub fn transport_status(e: &h2::Error) -> Status {
     if let Some(reason) = e.reason() {
@@ -274,8 +272,6 @@ pub(crate) fn http_status(s: http::StatusCode) -> Status {
     )
 }
 
-// Reached from outside through `load` only.
-#[cfg_attr(not(feature = "load"), allow(unreachable_pub))]
 /// Queues one message on a request stream once the peer's flow control has room for some of it
 /// (h2 buffers the rest), so a fast sender cannot run ahead of a slow server without bound.
 pub async fn send_message(

@@ -11,7 +11,9 @@
 //! `service_config` reads gRPC service configs (retry and hedging policies, throttling,
 //! timeouts) and `retry` runs a call's attempts by them; `reflect` fetches schemas by server
 //! reflection; `codegen` is what generated clients import. Under both audiences, `connection`
-//! dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper).
+//! dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper); a caller that
+//! drives its own streams on one (`volley call`'s dynamic calls) sends with [`send_message`]
+//! and words an h2 failure with [`transport_status`].
 //!
 //! What only the load engine uses is in `load`: the lean per-call path (`load::call`, with
 //! [`CallHead`] and [`UnaryReply`]), the bench's own HTTP/2 client for unary calls
@@ -58,7 +60,7 @@ pub mod service_config;
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 
-pub use attempt::{CallHead, UnaryReply};
+pub use attempt::{CallHead, UnaryReply, send_message, transport_status};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
 pub use endpoint::{Endpoint, EndpointError, Target};

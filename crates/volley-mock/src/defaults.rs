@@ -99,10 +99,10 @@ pub fn pools(
 ) -> Result<Vec<DescriptorPool>> {
     let mut pools: Vec<DescriptorPool> = Vec::new();
     for p in protos {
-        pools.push(volley_proto::schema::compile_proto(p, import_paths)?);
+        pools.push(volley_proto::load::compile_proto(p, import_paths)?);
     }
     for p in protosets {
-        pools.push(volley_proto::schema::load_protoset(p)?);
+        pools.push(volley_proto::load::load_protoset(p)?);
     }
     Ok(pools)
 }

@@ -16,7 +16,7 @@
 //! - `health`: `grpc.health.v1.Health`, stubbable;
 //! - `defaults`: default messages for methods with no stubs (`volley serve`), the services of
 //!   a pool;
-//! - `sources`: the protos served (files, folders, descriptor sets);
+//! - the protos served (files, folders, descriptor sets): `volley_proto::load::load_sources`;
 //! - `record`: record and replay, proxying calls to an upstream and writing them as stubs;
 //! - `server`: `volley mock`, all of the above on GripMock's ports.
 
@@ -34,7 +34,6 @@ mod notfound;
 mod pick;
 pub mod record;
 pub mod server;
-pub mod sources;
 pub mod stubs;
 mod template;
 #[cfg(test)]

@@ -7,11 +7,10 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use tokio::sync::watch;
 use tracing::{info, warn};
-use volley_server::{Server, Service};
+use volley_server::{Server, Service, listen::Bound};
 
-use crate::{health, sources, stubs::Stubs};
+use crate::{health, stubs::Stubs};
 
 /// GripMock's gRPC address.
 pub const DEFAULT_GRPC_ADDR: &str = "0.0.0.0:4770";
@@ -75,7 +74,7 @@ pub type StopSignal = fn() -> Pin<Box<dyn Future<Output = &'static str> + Send>>
 
 /// Loads the protos and stubs of `cfg` and serves them until `stop` resolves, then drains.
 pub fn run(cfg: Config, stop: StopSignal) -> Result<()> {
-    let loaded = sources::load(&cfg.sources, &cfg.imports)?;
+    let loaded = volley_proto::load::load_sources(&cfg.sources, &cfg.imports)?;
     if !loaded.lowered.is_empty() {
         let files: Vec<String> = loaded
             .lowered
@@ -180,64 +179,19 @@ fn shown(paths: &[PathBuf]) -> String {
     v.join(", ")
 }
 
-/// Serves `listener` from `threads` single-threaded runtimes until `stop` resolves, then drains.
+/// Serves `listener` thread per core until `stop` resolves, then drains.
 fn serve(
     server: &Arc<Server>,
     listener: std::net::TcpListener,
     threads: usize,
     stop: StopSignal,
 ) -> Result<()> {
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut workers = Vec::new();
-    for i in 1..threads {
-        let (server, rx, l) = (server.clone(), stop_rx.clone(), listener.try_clone()?);
-        workers.push(
-            thread::Builder::new()
-                .name(format!("volley-mock-{i}"))
-                .spawn(move || on_this_thread(&server, l, rx))?,
-        );
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        tokio::spawn(async move {
-            let which = stop().await;
-            info!("received {which}, draining");
-            let _ = stop_tx.send(true);
-        });
-        until(server, listener, stop_rx).await
-    })?;
-    for w in workers {
-        w.join()
-            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
-    }
-    info!("stopped");
-    Ok(())
-}
-
-fn on_this_thread(
-    server: &Server,
-    listener: std::net::TcpListener,
-    stop: watch::Receiver<bool>,
-) -> Result<()> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(until(server, listener, stop))
-}
-
-async fn until(
-    server: &Server,
-    listener: std::net::TcpListener,
-    mut stop: watch::Receiver<bool>,
-) -> Result<()> {
     let stopped = async move {
-        let _ = stop.wait_for(|s| *s).await;
+        let which = stop().await;
+        info!("received {which}, draining");
     };
-    server
-        .serve(tokio::net::TcpListener::from_std(listener)?, stopped)
-        .await?;
+    server.serve_on_threads(vec![Bound::Tcp(listener)], threads, "volley-mock", stopped)?;
+    info!("stopped");
     Ok(())
 }
 

@@ -21,7 +21,7 @@ use crate::{
 /// (bidi `ServerReflectionInfo`) and `google.rpc.ErrorInfo` in one pool.
 pub(crate) fn pool() -> DescriptorPool {
     let mut pool = crate::health::pool();
-    volley_proto::compile::add_common(&mut pool).expect("the common protos compile");
+    volley_proto::load::add_common(&mut pool).expect("the common protos compile");
     pool
 }
 

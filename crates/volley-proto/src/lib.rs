@@ -3,8 +3,9 @@
 //! The run-time protobuf layer `volley bench` (ghz), `volley call` (grpcurl) and `volley mock`
 //! (GripMock) share, in the order data flows:
 //!
-//! - `compile`, `editions`, `schema`: a descriptor pool from `.proto` files (compiled in-process
-//!   by protox, no protoc; editions lowered), protosets, or reflection, and a ghz-style `--call`;
+//! - `load` (with `editions`): one loader of `.proto` files (compiled in-process by protox, no
+//!   protoc; editions lowered), folders, descriptor sets and the embedded googleapis, in each
+//!   tool's dialect (ghz's, grpcurl's, GripMock's); `schema`: a `--call` in the pool;
 //! - `gotemplate`: Go's `text/template`, one engine with ghz's and GripMock's function sets;
 //! - `template`: ghz's call data on that engine (`{{.RequestNumber}}`), rendered per call
 //!   straight into protobuf where the message allows;
@@ -17,12 +18,12 @@
 //! time does not link protox or the template engine.
 
 #[cfg(feature = "runtime")]
-pub mod compile;
-#[cfg(feature = "runtime")]
 pub mod editions;
 pub mod gofmt;
 #[cfg(feature = "runtime")]
 pub mod gotemplate;
+#[cfg(feature = "runtime")]
+pub mod load;
 #[cfg(feature = "runtime")]
 pub mod message;
 pub mod pb;

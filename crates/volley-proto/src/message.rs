@@ -92,7 +92,7 @@ fn delimited(desc: &MessageDescriptor, mut data: &[u8]) -> Option<Vec<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{compile_proto, resolve};
+    use crate::{load::compile_proto, schema::resolve};
     use std::path::Path;
 
     fn users_get() -> MessageDescriptor {

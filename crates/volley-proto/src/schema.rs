@@ -1,10 +1,10 @@
-//! Descriptor pools from `.proto` files, protosets or reflected descriptors, and `--call` lookup.
+//! A `--call` looked up in a descriptor pool (the pools come from `load`, or from reflected
+//! descriptors here), and why a schema could not be had.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use prost::Message;
 use prost_reflect::{DescriptorPool, MethodDescriptor};
-use prost_types::{FileDescriptorProto, FileDescriptorSet};
+use prost_types::FileDescriptorProto;
 
 /// Why a schema could not be had. Each message names the file, line or symbol at fault.
 #[derive(Debug, thiserror::Error)]
@@ -48,99 +48,6 @@ pub enum SchemaError {
         /// The methods there are.
         known: String,
     },
-}
-
-/// Compiles `file` with protox. Like ghz, the current directory and the file's own directory are
-/// added to `import_paths`.
-pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<DescriptorPool, SchemaError> {
-    let mut includes: Vec<PathBuf> = import_paths.to_vec();
-    if let Some(dir) = file.parent() {
-        includes.push(if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir.to_path_buf()
-        });
-    }
-    includes.push(PathBuf::from("."));
-    includes.dedup();
-    if !file.is_file() {
-        return Err(SchemaError::Compile(format!(
-            "cannot read --proto {}: no such file",
-            file.display()
-        )));
-    }
-    let mut compiler = protox::Compiler::with_file_resolver(crate::compile::resolver(&includes));
-    compiler.include_imports(true);
-    compiler.open_file(file).map_err(|e| compile_error(&e))?;
-    let mut pool = compiler.descriptor_pool();
-    crate::compile::add_common(&mut pool)?;
-    Ok(pool)
-}
-
-/// Compiles `files` (named relative to one of `includes`) with protox into a descriptor set
-/// holding them and their imports, comments kept, for code generation (`volley-build`) and
-/// `volley call -proto`. Read as `--proto` is everywhere: edition files lowered to proto2
-/// (`editions`), googleapis' common protos importable with no flag. A failure names
-/// `file:line:column`.
-pub fn compile_files(
-    files: &[PathBuf],
-    includes: &[PathBuf],
-) -> Result<FileDescriptorSet, SchemaError> {
-    let mut compiler = protox::Compiler::with_file_resolver(crate::compile::resolver(includes));
-    compiler.include_imports(true).include_source_info(true);
-    for f in files {
-        compiler.open_file(f).map_err(|e| compile_error(&e))?;
-    }
-    Ok(compiler.file_descriptor_set())
-}
-
-/// grpcurl's reading of `-proto` names beside `-import-path` (protoparse's `ResolveFilenames`):
-/// a file that exists from the working directory and lies under an import path is named
-/// relative to that path (`proto/api/users.proto` with `-import-path proto` is
-/// `api/users.proto`); any other name is kept, to be looked up in the import paths.
-pub fn resolve_filenames(import_paths: &[PathBuf], files: &[PathBuf]) -> Vec<PathBuf> {
-    let roots: Vec<PathBuf> = import_paths
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    files
-        .iter()
-        .map(|f| {
-            let Some(abs) = std::fs::canonicalize(f).ok().filter(|_| f.is_file()) else {
-                return f.clone();
-            };
-            roots
-                .iter()
-                .find_map(|r| abs.strip_prefix(r).ok())
-                .map_or_else(|| f.clone(), Path::to_path_buf)
-        })
-        .collect()
-}
-
-fn compile_error(e: &protox::Error) -> SchemaError {
-    SchemaError::Compile(crate::compile::describe(e))
-}
-
-impl From<crate::compile::CompileError> for SchemaError {
-    fn from(e: crate::compile::CompileError) -> SchemaError {
-        SchemaError::Compile(e.0)
-    }
-}
-
-/// Loads an encoded `FileDescriptorSet` (`protoc --descriptor_set_out`, `buf build -o`).
-pub fn load_protoset(path: &Path) -> Result<DescriptorPool, SchemaError> {
-    let bytes = std::fs::read(path).map_err(|e| SchemaError::Protoset {
-        path: path.to_owned(),
-        problem: e.to_string(),
-    })?;
-    let mut set = FileDescriptorSet::decode(&bytes[..]).map_err(|e| SchemaError::Protoset {
-        path: path.to_owned(),
-        problem: format!("not a FileDescriptorSet: {e}"),
-    })?;
-    for f in &mut set.file {
-        crate::editions::lower_descriptor(f);
-    }
-    Ok(DescriptorPool::from_file_descriptor_set(set)?)
 }
 
 /// Builds a pool from file descriptors in any order (as reflection returns them).
@@ -207,6 +114,8 @@ pub fn resolve(pool: &DescriptorPool, call: &str) -> Result<Method, SchemaError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::compile_proto;
+    use std::path::Path;
 
     fn proto_dir() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto")

@@ -36,8 +36,9 @@
 //!
 //! In the order a request flows through it; every module imports only from those below it.
 //!
-//! - `builder`, `server`: [`ServerBuilder`] turns services and settings into a [`Server`], whose
-//!   [`serve`](Server::serve) runs the accept loop and the graceful drain.
+//! - `builder`, `server`, `threads`: [`ServerBuilder`] turns services and settings into a
+//!   [`Server`], whose [`serve`](Server::serve) runs the accept loop and the graceful drain, and
+//!   [`serve_on_threads`](Server::serve_on_threads) runs it thread per core.
 //! - `conn`: one connection: TLS or h2c told apart by the first byte, the handshake deadline,
 //!   HTTP/2 served on h2 directly (`conn::h2`) and HTTP/1.1 through hyper, maximum age, lingering
 //!   close.
@@ -97,6 +98,7 @@ pub mod reflection;
 mod route;
 mod server;
 pub mod side;
+mod threads;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;

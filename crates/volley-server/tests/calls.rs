@@ -684,7 +684,7 @@ service Calc {
     )
     .unwrap();
     let proto_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-    let pool = volley_proto::schema::compile_proto(&file, &[proto_root]).unwrap();
+    let pool = volley_proto::load::compile_proto(&file, &[proto_root]).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let fds = pool.encode_to_vec();
     let r = start(move |b| b.file_descriptor_set(fds)).await;

@@ -1,5 +1,5 @@
-//! `volley serve`: the built-in services on one port, one single-threaded runtime per thread, all
-//! accepting from the same listener, drained together on SIGINT/SIGTERM.
+//! `volley serve`: the built-in services on one port, thread per core
+//! (`Server::serve_on_threads`), drained together on SIGINT/SIGTERM.
 
 use std::{net::TcpListener as StdListener, sync::Arc, thread};
 
@@ -184,20 +184,6 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
 
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut workers = Vec::new();
-    for i in 1..threads {
-        let (server, rx) = (server.clone(), stop_rx.clone());
-        let l = listeners
-            .iter()
-            .map(Bound::try_clone)
-            .collect::<Result<Vec<_>, _>>()?;
-        workers.push(
-            thread::Builder::new()
-                .name(format!("volley-serve-{i}"))
-                .spawn(move || serve_on_this_thread(&server, l, rx))?,
-        );
-    }
     for (i, l) in listeners.iter().enumerate() {
         let what = match (i, args.metrics) {
             (0, false) => "gRPC, gRPC-Web, Connect",
@@ -231,22 +217,11 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     if let Some(r) = reloading {
         crate::signal::on_each_hangup(move || r.log(&r.reload(), "SIGHUP"));
     }
-    let signals = async move {
+    let signals = async {
         let which = crate::signal::next().await;
         info!("received {which}, draining");
-        let _ = stop_tx.send(true);
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        tokio::spawn(signals);
-        serve_async(&server, listeners, stop_rx).await
-    })?;
-    for w in workers {
-        w.join()
-            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
-    }
+    server.serve_on_threads(listeners, threads, "volley-serve", signals)?;
     drop(socket_files);
     info!("stopped");
     Ok(())
@@ -294,14 +269,20 @@ pub fn start_embedded(
     for s in extra {
         builder = builder.add_service(s);
     }
-    let server = builder
-        .grace_period(std::time::Duration::from_secs(1))
-        .build()?;
-    let (tx, rx) = watch::channel(false);
+    let server = Arc::new(
+        builder
+            .grace_period(std::time::Duration::from_secs(1))
+            .build()?,
+    );
+    let (tx, mut rx) = watch::channel(false);
     let thread = thread::Builder::new()
         .name("volley-embedded".into())
         .spawn(move || {
-            let _ = serve_on_this_thread(&server, vec![Bound::Tcp(listener)], rx);
+            let stopped = async move {
+                let _ = rx.wait_for(|s| *s).await;
+            };
+            let _ =
+                server.serve_on_threads(vec![Bound::Tcp(listener)], 1, "volley-embedded", stopped);
         })?;
     Ok((
         addr,
@@ -310,39 +291,4 @@ pub fn start_embedded(
             thread: Some(thread),
         },
     ))
-}
-
-fn serve_on_this_thread(
-    server: &Server,
-    listeners: Vec<Bound>,
-    stop: watch::Receiver<bool>,
-) -> Result<()> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(serve_async(server, listeners, stop))
-}
-
-async fn serve_async(
-    server: &Server,
-    listeners: Vec<Bound>,
-    stop: watch::Receiver<bool>,
-) -> Result<()> {
-    let mut running: Vec<futures_util::future::BoxFuture<'_, _>> = Vec::new();
-    for l in listeners {
-        let mut stop = stop.clone();
-        let stopped = async move {
-            let _ = stop.wait_for(|s| *s).await;
-        };
-        running.push(match l {
-            Bound::Tcp(l) => Box::pin(server.serve(tokio::net::TcpListener::from_std(l)?, stopped)),
-            Bound::Unix(l) => {
-                Box::pin(server.serve_unix(tokio::net::UnixListener::from_std(l)?, stopped))
-            }
-        });
-    }
-    for r in futures_util::future::join_all(running).await {
-        r?;
-    }
-    Ok(())
 }

@@ -946,7 +946,8 @@ fn hints_follow_grpcurls_error_where_it_stops_short() {
 }
 
 /// An editions 2023 file loads as bench and mock load it (lowered to proto2 by the one loader,
-/// `volley_proto::schema::compile_files`): `list` and a call print what grpcurl prints. (Its
+/// `volley_proto::load::compile_files`), from `-proto` and from the descriptor set grpcurl
+/// writes of it (`-protoset`): `list` and a call print what grpcurl prints. (Its
 /// `describe` prints the lowered file, proto2 `optional`s, where grpcurl prints the editions
 /// text: docs/call.md.)
 #[test]
@@ -986,6 +987,35 @@ fn an_editions_2023_file_is_loaded_and_called_as_grpcurl_calls_it() {
         &root,
         "-proto",
         "echo.proto",
+        "-d",
+        r#"{"name": "x"}"#,
+        &addr,
+        "ed.v1.Echo/Say",
+    ]);
+    assert_eq!(called.code, 0, "{called:?}");
+    assert!(called.stdout.contains("\"echoed\""), "{called:?}");
+    // The same file as grpcurl writes it into a descriptor set (edition 2023 descriptors):
+    // `-protoset` reads it through the same loader, lowered as `-proto` is.
+    let set = dir.join("echo.pb").display().to_string();
+    let wrote = Command::new(tool("grpcurl"))
+        .args([
+            "-import-path",
+            &root,
+            "-proto",
+            "echo.proto",
+            "-protoset-out",
+            &set,
+            "list",
+        ])
+        .output()
+        .unwrap();
+    assert!(wrote.status.success(), "{wrote:?}");
+    let listed = same(&["-protoset", &set, "list"]);
+    assert_eq!(listed.stdout, "ed.v1.Echo\n", "{listed:?}");
+    let called = same(&[
+        "-plaintext",
+        "-protoset",
+        &set,
         "-d",
         r#"{"name": "x"}"#,
         &addr,

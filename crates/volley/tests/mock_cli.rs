@@ -200,7 +200,7 @@ fn a_folder_and_a_descriptor_set_are_served_with_health_and_reflection_only() {
         "syntax = \"proto3\";\npackage other;\nmessage M { string s = 1; }\nservice O { rpc Get(M) returns (M); }\n",
     );
     let compiled =
-        volley_proto::compile::compile_protos(std::slice::from_ref(&other), &[dir.0.join("other")])
+        volley_proto::load::compile_protos(std::slice::from_ref(&other), &[dir.0.join("other")])
             .unwrap();
     let set = prost_types::FileDescriptorSet {
         file: compiled.pool.file_descriptor_protos().cloned().collect(),

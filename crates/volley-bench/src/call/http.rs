@@ -40,23 +40,23 @@ pub(super) async fn call(t: &HttpTarget, conn: &Conn) -> Result<usize, Status> {
                 .clone()
                 .ready()
                 .await
-                .map_err(|e| volley_client::load::call::transport_status(&e))?;
+                .map_err(|e| volley_client::transport_status(&e))?;
             let empty = t.body.is_empty();
             let (resp, mut out) = send
                 .send_request(req, empty)
-                .map_err(|e| volley_client::load::call::transport_status(&e))?;
+                .map_err(|e| volley_client::transport_status(&e))?;
             if !empty {
                 out.send_data(t.body.clone(), true)
-                    .map_err(|e| volley_client::load::call::transport_status(&e))?;
+                    .map_err(|e| volley_client::transport_status(&e))?;
             }
             let resp = resp
                 .await
-                .map_err(|e| volley_client::load::call::transport_status(&e))?;
+                .map_err(|e| volley_client::transport_status(&e))?;
             let code = resp.status().as_u16();
             let mut body = resp.into_body();
             let mut bytes = 0;
             while let Some(chunk) = body.data().await {
-                let chunk = chunk.map_err(|e| volley_client::load::call::transport_status(&e))?;
+                let chunk = chunk.map_err(|e| volley_client::transport_status(&e))?;
                 bytes += chunk.len();
                 let _ = body.flow_control().release_capacity(chunk.len());
             }

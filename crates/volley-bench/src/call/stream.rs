@@ -9,11 +9,8 @@ use bytes::Bytes;
 use h2::RecvStream;
 use volley_client::{
     Connection,
-    load::{
-        MessageCounter,
-        call::{finish, send_message, transport_status},
-        fast::Redialing,
-    },
+    load::{MessageCounter, call::finish, fast::Redialing},
+    send_message, transport_status,
 };
 use volley_proto::template::CallData;
 use volley_wire::{Code, Status};

@@ -14,8 +14,9 @@ use volley_client::{
     tls::{TlsOptions, client_config},
 };
 use volley_proto::{
+    load::{compile_proto, load_protoset},
     message::{encode_all, from_binary, from_json},
-    schema::{compile_proto, load_protoset, resolve as resolve_call, split_call},
+    schema::{resolve as resolve_call, split_call},
     template::{CallData, ProtoTemplate, Template, looks_templated},
 };
 

@@ -222,7 +222,7 @@ mod tests {
             "t.proto",
             "syntax = \"proto3\"; package t; message Req { int64 id = 1; }",
         );
-        let pool = volley_proto::schema::compile_proto(&p, &[]).unwrap();
+        let pool = volley_proto::load::compile_proto(&p, &[]).unwrap();
         pool.get_message_by_name("t.Req").unwrap()
     }
 

@@ -21,7 +21,7 @@ use volley_proto::gofmt;
 
 /// The JSON printer's options and the types it can open an `Any` with.
 #[derive(Clone, Debug)]
-pub struct JsonFormat {
+pub(crate) struct JsonFormat {
     /// `-emit-defaults`.
     pub emit_defaults: bool,
     /// Message types an `Any` may hold (the schema's; well-known types are always known).
@@ -32,14 +32,14 @@ type Out = Result<(), String>;
 
 impl JsonFormat {
     /// A message as grpcurl prints it (indented, no trailing newline).
-    pub fn format(&self, msg: &DynamicMessage) -> Result<String, String> {
+    pub(crate) fn format(&self, msg: &DynamicMessage) -> Result<String, String> {
         let mut compact = String::new();
         self.message(&mut compact, msg)?;
         Ok(indent(&compact))
     }
 
     /// An `Any` (a status detail) as grpcurl prints it.
-    pub fn format_any(&self, type_url: &str, value: &[u8]) -> Result<String, String> {
+    pub(crate) fn format_any(&self, type_url: &str, value: &[u8]) -> Result<String, String> {
         let mut compact = String::new();
         self.any(&mut compact, type_url, value)?;
         Ok(indent(&compact))
@@ -225,7 +225,7 @@ pub(crate) fn b64(b: &[u8]) -> String {
 
 /// Go's `json.Indent(dst, src, "", "  ")` over compact JSON: one value or key per line, empty
 /// objects and arrays kept as `{}` and `[]`.
-pub fn indent(compact: &str) -> String {
+pub(crate) fn indent(compact: &str) -> String {
     let mut out = String::with_capacity(compact.len() * 2);
     let mut depth = 0usize;
     let mut in_string = false;

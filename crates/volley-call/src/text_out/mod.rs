@@ -20,7 +20,7 @@ pub(crate) use go::quote;
 /// separator 0x1E, so output can be piped into another grpcurl; the count covers status
 /// details too, as grpcurl's does.
 #[derive(Debug, Default)]
-pub struct TextFormat {
+pub(crate) struct TextFormat {
     /// Start later messages with 0x1E.
     pub separators: bool,
     printed: Cell<usize>,
@@ -28,7 +28,7 @@ pub struct TextFormat {
 
 impl TextFormat {
     /// A printer; `separators` as grpcurl's `-v`-less output has them.
-    pub fn new(separators: bool) -> TextFormat {
+    pub(crate) fn new(separators: bool) -> TextFormat {
         TextFormat {
             separators,
             printed: Cell::new(0),
@@ -45,7 +45,7 @@ impl TextFormat {
     }
 
     /// A response message (no trailing newline).
-    pub fn format(&self, msg: &DynamicMessage) -> String {
+    pub(crate) fn format(&self, msg: &DynamicMessage) -> String {
         let mut out = self.prefix();
         if msg.descriptor().full_name().starts_with("google.protobuf.") {
             let mut w = GoText::new(false);
@@ -60,14 +60,19 @@ impl TextFormat {
     }
 
     /// A status detail: golang/protobuf's printer, opening `Any`s of well-known types.
-    pub fn format_any(&self, type_url: &str, value: &[u8]) -> String {
+    pub(crate) fn format_any(&self, type_url: &str, value: &[u8]) -> String {
         let mut w = GoText::new(false);
         w.any(type_url, value);
         trim_newline(self.prefix() + &w.buf)
     }
 
     /// `google.rpc.Status` for `-format-error`.
-    pub fn format_status(&self, code: i32, message: &str, details: &[prost_types::Any]) -> String {
+    pub(crate) fn format_status(
+        &self,
+        code: i32,
+        message: &str,
+        details: &[prost_types::Any],
+    ) -> String {
         let mut w = GoText::new(false);
         if code != 0 {
             w.buf.push_str(&format!("code: {code}\n"));

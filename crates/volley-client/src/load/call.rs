@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 use h2::{RecvStream, client::SendRequest};
 use volley_wire::Status;
 
-pub use crate::attempt::{CallHead, Failure, UnaryReply, send_message, transport_status};
+pub use crate::attempt::{CallHead, Failure, UnaryReply};
 use crate::attempt::{attempt_numbered, read_reply};
 
 /// Sends one unary (or server-streaming) call with a pre-framed body and reads the reply to its

@@ -11,10 +11,7 @@ use bytes::{Bytes, BytesMut};
 use prost::Message;
 use prost_types::Timestamp;
 use volley_bench::{CustomCall, CustomFuture, recorder::Recorder};
-use volley_client::{
-    CallHead, Connection,
-    load::call::{attempt_with, transport_status},
-};
+use volley_client::{CallHead, Connection, load::call::attempt_with, transport_status};
 use volley_services::pb::orders::{Order, OrderReply};
 use volley_wire::{Code, Status, codec::FrameDecoder};
 

@@ -351,7 +351,7 @@ service S { rpc M(Q) returns (Q); }
 "#,
         )
         .unwrap();
-        let pool = crate::sources::load(&[dir.join("wkt.proto")], &[])
+        let pool = volley_proto::load::load_sources(&[dir.join("wkt.proto")], &[])
             .unwrap()
             .pool;
         let m = pool

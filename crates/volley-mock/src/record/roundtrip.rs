@@ -345,9 +345,9 @@ fn replay(s: &Stubs, m: &MethodDescriptor, reqs: &[DynamicMessage]) -> Replayed 
 fn what_is_recorded_replays_as_the_upstream_said_it() {
     let dir = temp_dir("roundtrip-proto");
     std::fs::write(dir.join("rt.proto"), PROTO).unwrap();
-    let loaded = crate::sources::load(&[dir.join("rt.proto")], &[]).unwrap();
+    let loaded = volley_proto::load::load_sources(&[dir.join("rt.proto")], &[]).unwrap();
     let mut pool = loaded.pool.clone();
-    volley_proto::compile::add_common(&mut pool).unwrap();
+    volley_proto::load::add_common(&mut pool).unwrap();
     let svc = pool.get_service_by_name("rt.v1.RoundTrip").unwrap();
     let methods: Vec<MethodDescriptor> = svc.methods().collect();
     let msg = pool.get_message_by_name("rt.v1.Msg").unwrap();

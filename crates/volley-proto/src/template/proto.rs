@@ -6,7 +6,7 @@
 //! slot (a string, integer, bool or enum field, or a message holding such fields) that a call
 //! fills from its actions' output. Written here because no crate compiles Go-template JSON to
 //! protobuf; the per-call JSON route (render, parse, encode) cost several times the call itself
-//! under `volley bench` (BENCHMARKS.md, "Templated data").
+//! under `volley bench` (BENCHMARKS.md, "Call data per call: templates, NDJSON and a mix").
 //!
 //! Exactness: only canonical values take this route (a plain decimal integer, `true`/`false`,
 //! a string without quotes, backslashes or control characters, an enum's name); anything else
@@ -425,7 +425,7 @@ mod tests {
             std::fs::create_dir_all(&dir).unwrap();
             let file = dir.join("t.proto");
             std::fs::write(&file, src).unwrap();
-            let c = crate::compile::compile_protos(&[file], std::slice::from_ref(&dir)).unwrap();
+            let c = crate::load::compile_protos(&[file], std::slice::from_ref(&dir)).unwrap();
             let _ = std::fs::remove_dir_all(&dir);
             c.pool.get_message_by_name("t.Req").unwrap()
         })

@@ -123,7 +123,7 @@ fn handler(method: MethodDescriptor, h: Arc<dyn DynamicHandler>) -> Handler {
 }
 
 impl Service {
-    /// A service from its descriptor (loaded at run time: `volley_proto::schema::compile_proto`,
+    /// A service from its descriptor (loaded at run time: `volley_proto::load::compile_proto`,
     /// a protoset), every method served by `handler` over dynamic messages. Its descriptors go
     /// to the server with it, so reflection, Connect/JSON and REST rules know it.
     pub fn dynamic(service: &ServiceDescriptor, handler: impl DynamicHandler) -> Service {

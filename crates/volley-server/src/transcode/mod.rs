@@ -148,7 +148,7 @@ mod tests {
             message Plain { int32 n = 1; }"#,
         )
         .unwrap();
-        let pool = volley_proto::schema::compile_proto(&file, std::slice::from_ref(&dir)).unwrap();
+        let pool = volley_proto::load::compile_proto(&file, std::slice::from_ref(&dir)).unwrap();
         let w = pool.get_message_by_name("W").unwrap();
         assert!(nonfinite::can_hold_wrapper(&w));
         assert!(!nonfinite::can_hold_wrapper(

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use prost_reflect::MessageDescriptor;
-use volley_call::{args, go_json, json_in, opts};
+use volley_call::fuzz::{Opts, Values, check_opts, compile_protos, json_message, parse_args};
 
 /// `volley call ARGS` up to the network: the bytes split at NUL into arguments (any text, a
 /// flag's name of several bytes too), parsed as Go's `flag` package parses them, then turned
@@ -12,11 +12,11 @@ use volley_call::{args, go_json, json_in, opts};
 pub fn call_args(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let argv: Vec<String> = text.split('\0').map(str::to_owned).collect();
-    let Ok(parsed) = args::parse(&argv) else {
+    let Ok(parsed) = parse_args(&argv) else {
         return;
     };
-    let o = opts::Opts::from_parsed(parsed);
-    let _ = opts::check(&o, &mut Vec::new());
+    let o = Opts::from_parsed(parsed);
+    let _ = check_opts(&o, &mut Vec::new());
 }
 
 /// A schema with every sort of field `-d` fills: scalars, repeated, maps, enums, a oneof, nested
@@ -28,7 +28,7 @@ fn messages() -> &'static [MessageDescriptor] {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("call.proto"), SCHEMA).unwrap();
         let includes = [dir.display().to_string()];
-        volley_call::source::compile_protos(&["call.proto".to_owned()], &includes)
+        compile_protos(&["call.proto".to_owned()], &includes)
             .expect("the fuzz schema compiles")
             .all_messages()
             .filter(|m| m.package_name() == "fuzz.v1")
@@ -70,9 +70,9 @@ pub fn call_json(data: &[u8]) {
     let messages = messages();
     let (pick, desc) = (*pick, messages[*pick as usize % messages.len()].clone());
     let read = move |rest: Vec<u8>| {
-        let mut values = go_json::Values::new(rest.as_slice());
+        let mut values = Values::new(rest.as_slice());
         while let Ok(Some(node)) = values.next_value() {
-            let _ = json_in::message(&desc, &node, pick & 0x80 != 0);
+            let _ = json_message(&desc, &node, pick & 0x80 != 0);
         }
     };
     let rest = rest.to_vec();

@@ -75,7 +75,7 @@ fn interop_messages() -> &'static [MessageDescriptor] {
     static MESSAGES: OnceLock<Vec<MessageDescriptor>> = OnceLock::new();
     MESSAGES.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-        volley_proto::schema::compile_proto(&root.join("grpc/testing/test.proto"), &[root])
+        volley_proto::load::compile_proto(&root.join("grpc/testing/test.proto"), &[root])
             .expect("the interop protos compile")
             .all_messages()
             .collect()
@@ -121,7 +121,7 @@ pub fn proto_schema(data: &[u8]) {
     });
     let file = dir.join("fuzz.proto");
     std::fs::write(&file, data).unwrap();
-    if let Ok(pool) = volley_proto::schema::compile_proto(&file, std::slice::from_ref(dir)) {
+    if let Ok(pool) = volley_proto::load::compile_proto(&file, std::slice::from_ref(dir)) {
         for s in pool.services() {
             for m in s.methods() {
                 let call = format!("{}/{}", s.full_name(), m.name());

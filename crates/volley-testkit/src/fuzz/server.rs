@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_service::Service as _;
-use volley_call::envelope::{Envelopes, Item};
+use volley_call::fuzz::{Envelopes, Item};
 use volley_server::Server;
 
 /// The server every input meets, built once per process: the built-in services with their
@@ -31,7 +31,7 @@ fn server() -> &'static Arc<Server> {
             b = b.add_service(s);
         }
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-        let pool = volley_proto::schema::compile_proto(
+        let pool = volley_proto::load::compile_proto(
             &root.join("connectrpc/conformance/v1/service.proto"),
             &[root],
         )
@@ -167,7 +167,7 @@ pub fn envelopes(data: &[u8]) {
         _ => {
             let status = [200, 400, 401, 403, 404, 408, 429, 500, 502, 503, 504, 418];
             let s =
-                volley_call::web::connect_error(status[usize::from(*pick) % status.len()], rest);
+                volley_call::fuzz::connect_error(status[usize::from(*pick) % status.len()], rest);
             assert!((0..=16).contains(&s.code), "a gRPC code: {}", s.code);
         }
     }

@@ -1,0 +1,56 @@
+//! ghz's `--proto` and `--protoset` (also `volley serve --proto` and `volley mock --proto`): one
+//! file, whose folder and the working directory are import roots beside `--import-paths`.
+
+use std::path::{Path, PathBuf};
+
+use prost_reflect::DescriptorPool;
+
+use super::{Lowered, add_common, describe, read_protoset, resolver};
+use crate::schema::SchemaError;
+
+/// Compiles `file` with protox. Like ghz, the current directory and the file's own directory are
+/// added to `import_paths`.
+pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<DescriptorPool, SchemaError> {
+    let mut includes: Vec<PathBuf> = import_paths.to_vec();
+    if let Some(dir) = file.parent() {
+        includes.push(if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir.to_path_buf()
+        });
+    }
+    includes.push(PathBuf::from("."));
+    includes.dedup();
+    if !file.is_file() {
+        return Err(SchemaError::Compile(format!(
+            "cannot read --proto {}: no such file",
+            file.display()
+        )));
+    }
+    let mut compiler =
+        protox::Compiler::with_file_resolver(resolver(&includes, &Lowered::default()));
+    compiler.include_imports(true);
+    compiler
+        .open_file(file)
+        .map_err(|e| SchemaError::Compile(describe(&e)))?;
+    let mut pool = compiler.descriptor_pool();
+    add_common(&mut pool).map_err(|e| SchemaError::Compile(e.0))?;
+    Ok(pool)
+}
+
+/// Loads a descriptor set into a pool of its own.
+pub fn load_protoset(path: &Path) -> Result<DescriptorPool, SchemaError> {
+    let set = read_protoset(path).map_err(|e| {
+        let problem = match &e {
+            super::ProtosetError::Read { reason, .. } => reason.to_string(),
+            super::ProtosetError::Decode { reason, .. } => {
+                format!("not a FileDescriptorSet: {reason}")
+            }
+        };
+        SchemaError::Protoset {
+            path: path.to_owned(),
+            problem,
+        }
+    })?;
+    Ok(DescriptorPool::from_file_descriptor_set(set.set)?)
+}
