@@ -13,9 +13,9 @@
 //! - `gofmt`: Go's text forms (numbers, durations, times) the three tools print;
 //! - `pb`: the generated health, reflection and `google.api` types.
 //!
-//! All but `pb` and `gofmt` are the `runtime` feature (on by default): volley-server and volley-client take
-//! this crate with default features off, so a server or client that compiles no schema at run
-//! time does not link protox or the template engine.
+//! All but `pb` and `gofmt` are the `runtime` feature (on by default): volley-server and
+//! volley-client take this crate with default features off, so a server or client that compiles
+//! no schema at run time does not link protox or the template engine.
 
 #[cfg(feature = "runtime")]
 pub mod editions;
