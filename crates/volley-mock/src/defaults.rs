@@ -4,12 +4,13 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use anyhow::{Result, bail};
 use futures_util::StreamExt;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
 use volley_server::{
     DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Service, Status,
 };
+
+use crate::MockError;
 
 /// Answers every method with default messages, after `delay`.
 #[derive(Clone)]
@@ -96,7 +97,7 @@ pub fn pools(
     protos: &[PathBuf],
     import_paths: &[PathBuf],
     protosets: &[PathBuf],
-) -> Result<Vec<DescriptorPool>> {
+) -> Result<Vec<DescriptorPool>, MockError> {
     let mut pools: Vec<DescriptorPool> = Vec::new();
     for p in protos {
         pools.push(volley_proto::load::compile_proto(p, import_paths)?);
@@ -113,7 +114,7 @@ pub fn services<H: DynamicHandler + Clone>(
     protos: &[PathBuf],
     protosets: &[PathBuf],
     handler: &H,
-) -> Result<Vec<Service>> {
+) -> Result<Vec<Service>, MockError> {
     let mut out = Vec::new();
     let mut names = std::collections::HashSet::new();
     for pool in pools {
@@ -129,7 +130,7 @@ pub fn services<H: DynamicHandler + Clone>(
             .chain(protosets)
             .map(|p| p.display().to_string())
             .collect();
-        bail!("{} define no service to serve", given.join(", "));
+        return Err(MockError::NoService(given.join(", ")));
     }
     Ok(out)
 }

@@ -4,9 +4,10 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::MockError;
 
 /// A stub as GripMock writes it.
 #[derive(Deserialize, Serialize, Clone, Debug, Default)]
@@ -213,11 +214,13 @@ pub(crate) fn refused(key: &str) -> String {
 
 /// The stubs of one file with their lines, or `file:line:column` and why not. YAML files get
 /// GripMock's load-time template pass first.
-pub(crate) fn parse_file(path: &Path) -> Result<Vec<Item>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+pub(crate) fn parse_file(path: &Path) -> Result<Vec<Item>, MockError> {
+    let text = std::fs::read_to_string(path).map_err(|reason| MockError::StubFile {
+        path: path.to_owned(),
+        reason,
+    })?;
     parse_text(&text, path.extension().is_some_and(|e| e == "json"))
-        .map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
+        .map_err(|e| MockError::Stub(format!("{}:{e}", path.display())))
 }
 
 /// As `parse_file`, from text; an error starts with `line:column: ` (or `line: `).

@@ -18,12 +18,14 @@
 //!   a pool;
 //! - the protos served (files, folders, descriptor sets): `volley_proto::load::load_sources`;
 //! - `record`: record and replay, proxying calls to an upstream and writing them as stubs;
-//! - `server`: `volley mock`, all of the above on GripMock's ports.
+//! - `server`: `volley mock`, all of the above on GripMock's ports;
+//! - `error`: why it could not start ([`MockError`]).
 
 pub mod admin;
 pub(crate) mod answer;
 mod check;
 pub mod defaults;
+mod error;
 mod format;
 pub mod health;
 mod history;
@@ -41,6 +43,7 @@ mod testkit;
 mod watch;
 
 pub use defaults::{Defaults, pools, services};
+pub use error::MockError;
 pub use model::Origin;
 pub use server::{Config, StopSignal, run};
 pub use stubs::{Options, Stubs};

@@ -7,21 +7,24 @@ use std::{
     sync::Arc,
 };
 
-use anyhow::{Context, Result, bail};
 use prost_reflect::DescriptorPool;
 
 use crate::{
+    MockError,
     check::check,
     format::{parse_file, raw, refused, unknown_keys},
     model::{Origin, Stub},
 };
 
 /// The stub files under `paths` (folders walked, subfolders too), sorted.
-pub(crate) fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub(crate) fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, MockError> {
     let mut out = Vec::new();
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), MockError> {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read --stub {}", dir.display()))?
+            .map_err(|reason| MockError::StubFolder {
+                path: dir.to_owned(),
+                reason,
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
@@ -43,7 +46,7 @@ pub(crate) fn stub_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         } else if p.is_file() {
             out.push(p.clone());
         } else {
-            bail!("--stub {}: no such file or folder", p.display());
+            return Err(MockError::NoStubPath(p.clone()));
         }
     }
     Ok(out)
@@ -76,7 +79,7 @@ pub(crate) fn read_files(
     paths: &[PathBuf],
     pools: &[DescriptorPool],
     strict: bool,
-) -> Result<Vec<Arc<Stub>>> {
+) -> Result<Vec<Arc<Stub>>, MockError> {
     let mut out = Vec::new();
     for file in stub_files(paths)? {
         let items = parse_file(&file)?;
@@ -94,19 +97,19 @@ pub(crate) fn read_files(
             let at = format!("{}:{}: stub #{n}", file.display(), item.line);
             for key in unknown_keys(&item.value) {
                 if strict {
-                    bail!("{at}: {}", refused(&key));
+                    return Err(MockError::Stub(format!("{at}: {}", refused(&key))));
                 }
                 tracing::warn!("{at}: unknown key {key:?} skipped (--strict refuses it)");
             }
-            let r = raw(&item.value).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+            let r = raw(&item.value).map_err(|e| MockError::Stub(format!("{at}: {e}")))?;
             let id = match &r.id {
                 Some(id) => uuid::Uuid::parse_str(id)
-                    .map_err(|_| anyhow::anyhow!("{at}: id {id:?} is not a UUID"))?,
+                    .map_err(|_| MockError::Stub(format!("{at}: id {id:?} is not a UUID")))?,
                 None => id_for(&file, n),
             };
             let source = format!("{} stub #{n}", file.display());
             let stubs = check(&item.value, r, pools, source, Origin::File, id)
-                .map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+                .map_err(|e| MockError::Stub(format!("{at}: {e}")))?;
             out.extend(stubs.into_iter().map(Arc::new));
         }
     }

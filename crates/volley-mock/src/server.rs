@@ -6,11 +6,10 @@ use std::{
     future::Future, net::SocketAddr, path::PathBuf, pin::Pin, sync::Arc, thread, time::Duration,
 };
 
-use anyhow::{Context, Result};
 use tracing::{info, warn};
 use volley_server::{Server, Service, listen::Bound};
 
-use crate::{health, stubs::Stubs};
+use crate::{MockError, health, stubs::Stubs};
 
 /// GripMock's gRPC address.
 pub const DEFAULT_GRPC_ADDR: &str = "0.0.0.0:4770";
@@ -62,9 +61,11 @@ impl Default for Config {
     }
 }
 
-fn bind(addr: &str, what: &str) -> Result<std::net::TcpListener> {
-    let l = std::net::TcpListener::bind(addr)
-        .with_context(|| format!("cannot listen on {addr} ({what})"))?;
+fn bind(addr: &str, what: &str) -> Result<std::net::TcpListener, MockError> {
+    let l = std::net::TcpListener::bind(addr).map_err(|reason| MockError::Listen {
+        at: format!("{addr} ({what})"),
+        reason,
+    })?;
     l.set_nonblocking(true)?;
     Ok(l)
 }
@@ -73,7 +74,7 @@ fn bind(addr: &str, what: &str) -> Result<std::net::TcpListener> {
 pub type StopSignal = fn() -> Pin<Box<dyn Future<Output = &'static str> + Send>>;
 
 /// Loads the protos and stubs of `cfg` and serves them until `stop` resolves, then drains.
-pub fn run(cfg: Config, stop: StopSignal) -> Result<()> {
+pub fn run(cfg: Config, stop: StopSignal) -> Result<(), MockError> {
     let loaded = volley_proto::load::load_sources(&cfg.sources, &cfg.imports)?;
     if !loaded.lowered.is_empty() {
         let files: Vec<String> = loaded
@@ -135,7 +136,8 @@ pub fn run(cfg: Config, stop: StopSignal) -> Result<()> {
             None => Service::dynamic(s, stubs.clone()),
         });
     }
-    let health_desc = health::descriptor(&framework).context("health descriptor")?;
+    let health_desc = health::descriptor(&framework)
+        .expect("volley-proto's framework pool holds grpc.health.v1.Health");
     builder = builder.add_service(Service::dynamic(
         &health_desc,
         health::Health::new(stubs.clone(), names),
@@ -185,7 +187,7 @@ fn serve(
     listener: std::net::TcpListener,
     threads: usize,
     stop: StopSignal,
-) -> Result<()> {
+) -> Result<(), MockError> {
     let stopped = async move {
         let which = stop().await;
         info!("received {which}, draining");

@@ -11,11 +11,11 @@ use std::{
     },
 };
 
-use anyhow::Result;
 use prost_reflect::DescriptorPool;
 use serde_json::Value;
 
 use crate::{
+    MockError,
     check::check,
     defaults::Defaults,
     format::{RawStub, raw, refused, unknown_keys},
@@ -121,7 +121,11 @@ pub struct Stubs(pub(crate) Arc<Inner>);
 
 impl Stubs {
     /// Loads and checks every stub under `paths` against the services in `pools`.
-    pub fn load(paths: &[PathBuf], pools: &[DescriptorPool], defaults: Defaults) -> Result<Stubs> {
+    pub fn load(
+        paths: &[PathBuf],
+        pools: &[DescriptorPool],
+        defaults: Defaults,
+    ) -> Result<Stubs, MockError> {
         Stubs::load_with(paths, pools, Options::serve(defaults))
     }
 
@@ -131,7 +135,7 @@ impl Stubs {
         paths: &[PathBuf],
         pools: &[DescriptorPool],
         options: Options,
-    ) -> Result<Stubs> {
+    ) -> Result<Stubs, MockError> {
         let files = read_files(paths, pools, options.strict)?;
         let inner = Inner {
             table: RwLock::new(Arc::new(Table::build(files.clone()))),

@@ -56,7 +56,7 @@ impl Stubs {
                             tracing::info!("stubs reloaded: {} from files", files.len());
                             this.set_files(files);
                         }
-                        Err(e) => tracing::warn!("stubs not reloaded, the old ones stay: {e:#}"),
+                        Err(e) => tracing::warn!("stubs not reloaded, the old ones stay: {e}"),
                     }
                 }
             });

@@ -229,7 +229,8 @@ pub fn run(args: MockArgs) -> Result<()> {
             }),
         },
         crate::signal::next,
-    )
+    )?;
+    Ok(())
 }
 
 /// Polls `grpc.health.v1.Health/Check {service: "gripmock"}` on `addr` until SERVING.

@@ -7,13 +7,12 @@ mod routes;
 
 use std::net::SocketAddr;
 
-use anyhow::{Context, Result};
 use bytes::Bytes;
 use http::StatusCode;
 use serde_json::json;
 use volley_server::{ServerBuilder, auth::BearerToken, side::SideServer};
 
-use crate::stubs::Stubs;
+use crate::{MockError, stubs::Stubs};
 
 /// Request bodies larger than this are refused on the admin port.
 const MAX_BODY: usize = 4 << 20;
@@ -45,9 +44,11 @@ fn answer(stubs: &Stubs, req: &http::Request<Bytes>) -> Option<http::Response<By
 }
 
 /// Binds `addr` and serves the admin API there: see [`serve`].
-pub fn start(addr: SocketAddr, stubs: Stubs, token: Option<&str>) -> Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind(addr)
-        .with_context(|| format!("cannot listen on --admin-addr {addr}"))?;
+pub fn start(addr: SocketAddr, stubs: Stubs, token: Option<&str>) -> Result<SocketAddr, MockError> {
+    let listener = std::net::TcpListener::bind(addr).map_err(|reason| MockError::Listen {
+        at: format!("--admin-addr {addr}"),
+        reason,
+    })?;
     serve(listener, stubs, token)
 }
 
@@ -58,7 +59,7 @@ pub fn serve(
     listener: std::net::TcpListener,
     stubs: Stubs,
     token: Option<&str>,
-) -> Result<SocketAddr> {
+) -> Result<SocketAddr, MockError> {
     let mut side = SideServer::new("volley-admin").max_body(MAX_BODY);
     if let Some(t) = token {
         side = side.guard(BearerToken::new(t));

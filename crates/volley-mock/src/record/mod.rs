@@ -28,6 +28,8 @@ use volley_server::{DynamicFuture, DynamicHandler, DynamicStream, Request, Respo
 use raw::Raw;
 use write::{Recorded, Writer};
 
+use crate::MockError;
+
 /// What to record, from where, to where.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -195,7 +197,7 @@ fn relayed(st: &Status) -> Status {
 
 impl Recorder {
     /// A recorder for the methods of `services`.
-    pub fn new(record: &Record, services: &[ServiceDescriptor]) -> anyhow::Result<Recorder> {
+    pub fn new(record: &Record, services: &[ServiceDescriptor]) -> Result<Recorder, MockError> {
         let mut paths = HashMap::new();
         for s in services {
             for m in s.methods() {
@@ -212,7 +214,12 @@ impl Recorder {
         Ok(Recorder(Arc::new(Inner {
             target,
             paths,
-            writer: Writer::new(record.stubs_out.clone(), record.data_out.clone())?,
+            writer: Writer::new(record.stubs_out.clone(), record.data_out.clone()).map_err(
+                |reason| MockError::Record {
+                    path: record.stubs_out.clone(),
+                    reason,
+                },
+            )?,
         })))
     }
 
