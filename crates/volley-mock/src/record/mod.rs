@@ -603,6 +603,31 @@ mod tests {
     use super::*;
     use crate::testkit::{check, method, pool, temp_dir};
 
+    /// A recording folder that cannot be made is named in the error (it was the bare I/O
+    /// error, "Not a directory (os error 20)", with no path).
+    #[test]
+    fn a_recording_folder_that_cannot_be_made_is_named() {
+        let dir = temp_dir("record-out");
+        let file = dir.join("a-file");
+        std::fs::write(&file, "").unwrap();
+        let record = Record {
+            upstream: "127.0.0.1:1".into(),
+            stubs_out: file.join("stubs"),
+            data_out: None,
+        };
+        let Err(e) = Recorder::new(&record, &[]) else {
+            panic!("a folder under a file was made");
+        };
+        let said = e.to_string();
+        assert!(
+            said.starts_with(&format!(
+                "cannot write the recording to {}: ",
+                file.join("stubs").display()
+            )),
+            "{said}"
+        );
+    }
+
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
