@@ -111,6 +111,22 @@ impl Template {
         eval::Exec::new(root, self.funcs, String::new()).pipe_value(pipe, &Val::Nil)
     }
 
+    /// The field's name when the top-level action at `index` is a bare root field
+    /// (`{{.Name}}`): a caller that evaluates it per call may read the field from its root
+    /// directly, as the pipeline would.
+    pub fn bare_field(&self, index: usize) -> Option<&str> {
+        let Some(Node::Action(pipe)) = self.nodes.get(index) else {
+            return None;
+        };
+        match (pipe.decl.is_empty(), pipe.cmds.as_slice()) {
+            (true, [cmd]) => match cmd.as_slice() {
+                [Arg::Dot(path)] if path.len() == 1 => Some(&path[0]),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Every field path read from the root: `.a.b` where the dot is the root (outside `range`
     /// and `with` bodies) and `$.a.b` anywhere.
     pub fn root_paths(&self) -> Vec<&[String]> {

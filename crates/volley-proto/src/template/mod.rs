@@ -154,6 +154,13 @@ impl Template {
     fn action(&self, index: usize, data: &CallData) -> Result<Value, TemplateError> {
         Ok(Value::from(self.inner.eval_action(index, data)?))
     }
+
+    /// The ghz variable the top-level action at `index` is, when it is one alone
+    /// (`{{.RequestNumber}}`).
+    fn bare_field(&self, index: usize) -> Option<&'static str> {
+        let name = self.inner.bare_field(index)?;
+        VARIABLES.iter().copied().find(|v| *v == name)
+    }
 }
 
 /// True when `s` contains template actions at all (cheap check before parsing).
@@ -187,6 +194,26 @@ mod tests {
             .render(&data(), &mut out)
             .unwrap();
         out
+    }
+
+    /// A ghz variable alone is read from the call data directly (`ProtoTemplate`'s fast path);
+    /// anything more goes through the pipeline.
+    #[test]
+    fn a_variable_alone_is_known_as_one() {
+        let t = Template::parse(
+            r#"{"a":{{.RequestNumber}},"b":"{{ .UUID }}","c":"{{.WorkerID | printf "%s"}}","d":"{{printf "%d" .RequestNumber}}"}"#,
+        )
+        .unwrap();
+        let bare: Vec<_> = t
+            .plain_parts()
+            .unwrap()
+            .iter()
+            .filter_map(|p| match p {
+                Part::Action(i) => Some(t.bare_field(*i)),
+                Part::Text(_) => None,
+            })
+            .collect();
+        assert_eq!(bare, [Some("RequestNumber"), Some("UUID"), None, None]);
     }
 
     #[test]

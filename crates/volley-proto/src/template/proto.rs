@@ -23,6 +23,7 @@ use prost::Message as _;
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
 use super::{CallData, Part, Template, TemplateError, Value as Out};
+use crate::gotemplate::Root as _;
 use crate::message::{encode_all, from_json};
 
 /// Marks action `k` in the JSON parsed at compile time: `OPEN k CLOSE`, from Unicode's private
@@ -37,6 +38,10 @@ pub struct ProtoTemplate {
     template: Template,
     /// The template's actions, by their order in it: their indices in its top level.
     actions: Vec<usize>,
+    /// Per action, the ghz variable it reads when it is that alone (`{{.RequestNumber}}`): read
+    /// from the call data directly, not through the engine's pipeline (measured: the pipeline
+    /// made a templated-data call 1.6-6.5 % dearer in instructions than ghz's old engine).
+    bare: Vec<Option<&'static str>>,
     plan: Plan,
 }
 
@@ -122,11 +127,15 @@ trait Actions {
 struct Live<'a> {
     template: &'a Template,
     actions: &'a [usize],
+    bare: &'a [Option<&'static str>],
     data: &'a CallData,
 }
 
 impl Actions for Live<'_> {
     fn get(&self, k: usize) -> Result<Out, TemplateError> {
+        if let Some(v) = self.bare[k].and_then(|name| self.data.field(name)) {
+            return Ok(Out::from(v));
+        }
         self.template.action(self.actions[k], self.data)
     }
 }
@@ -159,10 +168,12 @@ impl ProtoTemplate {
                 Part::Text(_) => None,
             })
             .collect();
+        let bare: Vec<_> = actions.iter().map(|i| template.bare_field(*i)).collect();
         // The same actions' output through both routes must give the same bytes.
         let live = Live {
             template,
             actions: &actions,
+            bare: &bare,
             data: sample,
         };
         let outs: Vec<Out> = (0..actions.len())
@@ -175,6 +186,7 @@ impl ProtoTemplate {
         (ours == theirs).then_some(ProtoTemplate {
             template: template.clone(),
             actions,
+            bare,
             plan,
         })
     }
@@ -185,6 +197,7 @@ impl ProtoTemplate {
         let live = Live {
             template: &self.template,
             actions: &self.actions,
+            bare: &self.bare,
             data,
         };
         let start = out.len();
