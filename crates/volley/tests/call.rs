@@ -981,19 +981,16 @@ fn an_editions_2023_file_is_loaded_and_called_as_grpcurl_calls_it() {
     // grpcurl's rule: an absolute -proto needs an -import-path.
     let proto = dir.join("echo.proto").display().to_string();
     assert_eq!(same(&["-proto", &proto, "list"]).code, 1);
-    let called = same(&[
-        "-plaintext",
-        "-import-path",
-        &root,
-        "-proto",
-        "echo.proto",
-        "-d",
-        r#"{"name": "x"}"#,
-        &addr,
-        "ed.v1.Echo/Say",
-    ]);
-    assert_eq!(called.code, 0, "{called:?}");
-    assert!(called.stdout.contains("\"echoed\""), "{called:?}");
+    // One call, beside grpcurl, with the schema from `schema`.
+    let say = |schema: &[&str]| {
+        let mut args = vec!["-plaintext"];
+        args.extend_from_slice(schema);
+        args.extend(["-d", r#"{"name": "x"}"#, &addr, "ed.v1.Echo/Say"]);
+        let called = same(&args);
+        assert_eq!(called.code, 0, "{called:?}");
+        assert!(called.stdout.contains("\"echoed\""), "{called:?}");
+    };
+    say(&["-import-path", &root, "-proto", "echo.proto"]);
     // The same file as grpcurl writes it into a descriptor set (edition 2023 descriptors):
     // `-protoset` reads it through the same loader, lowered as `-proto` is.
     let set = dir.join("echo.pb").display().to_string();
@@ -1012,16 +1009,6 @@ fn an_editions_2023_file_is_loaded_and_called_as_grpcurl_calls_it() {
     assert!(wrote.status.success(), "{wrote:?}");
     let listed = same(&["-protoset", &set, "list"]);
     assert_eq!(listed.stdout, "ed.v1.Echo\n", "{listed:?}");
-    let called = same(&[
-        "-plaintext",
-        "-protoset",
-        &set,
-        "-d",
-        r#"{"name": "x"}"#,
-        &addr,
-        "ed.v1.Echo/Say",
-    ]);
-    assert_eq!(called.code, 0, "{called:?}");
-    assert!(called.stdout.contains("\"echoed\""), "{called:?}");
+    say(&["-protoset", &set]);
     let _ = std::fs::remove_dir_all(dir);
 }
