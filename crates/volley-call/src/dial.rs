@@ -21,7 +21,7 @@ use crate::{goerr, hint};
 
 /// What dialling needs from the flags.
 #[derive(Clone, Debug)]
-pub(crate) struct DialOpts {
+pub struct DialOpts {
     /// The address as given (`-unix` already applied: `unix://PATH`).
     pub target: String,
     /// `-plaintext`.
@@ -46,7 +46,7 @@ pub(crate) struct DialOpts {
 
 /// Why there is no connection, and what grpcurl prints for it.
 #[derive(Debug)]
-pub(crate) enum DialError {
+pub enum DialError {
     /// A usage error (exit 2): `Cannot specify different values for -servername and -authority.`
     Usage(String),
     /// `Failed to create TLS config: ...` (exit 1).
@@ -56,7 +56,7 @@ pub(crate) enum DialError {
 }
 
 /// A ready connection.
-pub(crate) struct Dialed {
+pub struct Dialed {
     /// The HTTP/2 connection.
     pub conn: Connection,
     /// `http` or `https`.
@@ -68,7 +68,7 @@ pub(crate) struct Dialed {
 }
 
 /// Dials `o.target`; `warn` gets grpcurl's warnings.
-pub(crate) async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialError> {
+pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialError> {
     let tls = if o.plaintext {
         None
     } else {

@@ -51,6 +51,18 @@ mod web;
 pub use ctx::Io;
 pub use run::run;
 
+/// One call with a schema known only at run time, on gRPC, gRPC-Web or Connect: dial a target
+/// (plaintext or TLS, as grpcurl's flags say), open a [`Call`](dynamic::Call) of any of the four
+/// kinds, send `DynamicMessage`s, read the reply's headers, messages, status and trailers. The
+/// layer under `volley call`, used as it is by `volley run`'s scripts (`volley-script`).
+pub mod dynamic {
+    pub use crate::dial::{DialError, DialOpts, Dialed, dial};
+    pub use crate::metadata::{Metadata, to_header_map};
+    pub use crate::rpc::{Call, Head, Sender};
+    pub use crate::status::CallStatus;
+    pub use crate::web::Protocol;
+}
+
 /// What the fuzz targets (`volley-testkit`'s `fuzz`) drive: the readers of untrusted input
 /// (the command line, `-d` JSON, gRPC-Web and Connect bodies) and `-proto` compilation for
 /// their schema. Not a stable API.

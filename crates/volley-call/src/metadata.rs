@@ -6,7 +6,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 /// Keys and raw values, in arrival order (a key may repeat).
-pub(crate) type Metadata = Vec<(String, Vec<u8>)>;
+pub type Metadata = Vec<(String, Vec<u8>)>;
 
 /// grpcurl's `MetadataFromHeaders`.
 pub(crate) fn from_headers(headers: &[String]) -> Metadata {
@@ -126,7 +126,7 @@ pub(crate) fn from_response(headers: &http::HeaderMap) -> Metadata {
 }
 
 /// Request metadata as HTTP/2 headers: `-bin` values base64 (unpadded, as grpc-go sends them).
-pub(crate) fn to_header_map(md: &Metadata) -> Result<http::HeaderMap, String> {
+pub fn to_header_map(md: &Metadata) -> Result<http::HeaderMap, String> {
     let mut map = http::HeaderMap::new();
     for (k, v) in md {
         // grpc-go's rule for metadata keys.

@@ -21,7 +21,7 @@ use crate::{
 
 /// What a call is sent with.
 #[derive(Clone, Debug)]
-pub(crate) struct Head {
+pub struct Head {
     /// `http` or `https`.
     pub scheme: &'static str,
     /// The `:authority`.
@@ -44,7 +44,7 @@ pub(crate) struct Head {
 
 /// The request side of a call (taken apart for bidi, where it runs beside the replies).
 #[derive(Default)]
-pub(crate) struct Sender {
+pub struct Sender {
     out: Option<SendStream<Bytes>>,
     /// Connect unary: the message is the whole body.
     raw_body: bool,
@@ -52,14 +52,19 @@ pub(crate) struct Sender {
 
 impl Sender {
     /// Sends one request message (gRPC framing, or Connect's unary body as it is).
-    pub(crate) async fn send(
+    pub async fn send(
         &mut self,
         msg: &prost_reflect::DynamicMessage,
         last: bool,
     ) -> Result<(), CallStatus> {
-        let payload = msg.encode_to_vec();
+        self.send_encoded(Bytes::from(msg.encode_to_vec()), last)
+            .await
+    }
+
+    /// Sends one request message already encoded as protobuf.
+    pub async fn send_encoded(&mut self, payload: Bytes, last: bool) -> Result<(), CallStatus> {
         let body = if self.raw_body {
-            Bytes::from(payload)
+            payload
         } else {
             let mut framed = BytesMut::with_capacity(5 + payload.len());
             framed.extend_from_slice(&[0]);
@@ -80,7 +85,7 @@ impl Sender {
     }
 
     /// Ends the request stream.
-    pub(crate) fn close(&mut self) {
+    pub fn close(&mut self) {
         if let Some(mut out) = self.out.take() {
             let _ = out.send_data(Bytes::new(), true);
         }
@@ -88,7 +93,7 @@ impl Sender {
 }
 
 /// An open call.
-pub(crate) struct Call {
+pub struct Call {
     sender: Sender,
     resp: Option<ResponseFuture>,
     body: Option<RecvStream>,
@@ -105,7 +110,7 @@ enum Frames {
 
 impl Call {
     /// Opens the stream and sends the request head.
-    pub(crate) async fn open(conn: &Connection, head: &Head) -> Result<Call, CallStatus> {
+    pub async fn open(conn: &Connection, head: &Head) -> Result<Call, CallStatus> {
         let uri = Uri::builder()
             .scheme(head.scheme)
             .authority(head.authority.as_str())
@@ -158,7 +163,7 @@ impl Call {
     }
 
     /// Sends one request message.
-    pub(crate) async fn send(
+    pub async fn send(
         &mut self,
         msg: &prost_reflect::DynamicMessage,
         last: bool,
@@ -166,19 +171,24 @@ impl Call {
         self.sender.send(msg, last).await
     }
 
+    /// Sends one request message already encoded as protobuf.
+    pub async fn send_encoded(&mut self, payload: Bytes, last: bool) -> Result<(), CallStatus> {
+        self.sender.send_encoded(payload, last).await
+    }
+
     /// Ends the request stream.
-    pub(crate) fn close_send(&mut self) {
+    pub fn close_send(&mut self) {
         self.sender.close();
     }
 
     /// Takes the request side, to send from beside the replies.
-    pub(crate) fn sender(&mut self) -> Sender {
+    pub fn sender(&mut self) -> Sender {
         std::mem::take(&mut self.sender)
     }
 
     /// Waits for the response headers. A reply that is only trailers (or an HTTP error) gives
     /// empty headers; its status comes from [`Call::finish`].
-    pub(crate) async fn headers(&mut self) -> Metadata {
+    pub async fn headers(&mut self) -> Metadata {
         let Some(resp) = self.resp.take() else {
             return Metadata::new();
         };
@@ -220,7 +230,7 @@ impl Call {
     }
 
     /// The next reply message, `Ok(None)` once they have all come.
-    pub(crate) async fn message(&mut self) -> Result<Option<Bytes>, CallStatus> {
+    pub async fn message(&mut self) -> Result<Option<Bytes>, CallStatus> {
         loop {
             let next = match &mut self.frames {
                 Frames::Grpc(d) => d.next_message().map_err(|s| CallStatus::from_wire(&s))?,
@@ -255,7 +265,7 @@ impl Call {
     }
 
     /// The status and trailers, once the messages are read.
-    pub(crate) async fn finish(&mut self) -> (CallStatus, Metadata) {
+    pub async fn finish(&mut self) -> (CallStatus, Metadata) {
         if let Some(done) = self.ended.take() {
             return done;
         }

@@ -27,7 +27,8 @@ impl CallStatus {
         }
     }
 
-    pub(crate) fn from_wire(s: &volley_wire::Status) -> CallStatus {
+    /// The status of a volley-wire error (a transport failure, a framing error).
+    pub fn from_wire(s: &volley_wire::Status) -> CallStatus {
         CallStatus::new(s.code() as i32, s.message())
     }
 

@@ -14,7 +14,7 @@ use crate::{
 
 /// The wire protocol of `-protocol`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Protocol {
+pub enum Protocol {
     /// gRPC (HTTP/2, trailers).
     Grpc,
     /// gRPC-Web, binary.
@@ -25,7 +25,7 @@ pub(crate) enum Protocol {
 
 impl Protocol {
     /// `grpc`, `grpc-web` or `connect`.
-    pub(crate) fn parse(s: &str) -> Option<Protocol> {
+    pub fn parse(s: &str) -> Option<Protocol> {
         match s {
             "grpc" => Some(Protocol::Grpc),
             "grpc-web" => Some(Protocol::GrpcWeb),

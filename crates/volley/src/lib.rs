@@ -1,10 +1,10 @@
-//! volley, the tool: the command line of its product commands, `serve`, `bench`, `call`, `mock`,
-//! `report` and `lab`. This crate only parses the command line, wires signals (in one place,
-//! [`signal`]) and prints (progress, live views, reports, errors); the libraries do the work:
-//! `volley-server` and `volley-services` for `serve`, `volley-bench` for `bench` and `report`,
-//! `volley-call` for `call`, `volley-mock` for `mock`, `volley-lab` for `lab`. `main.rs` parses,
-//! sets up logging, runs and maps the outcome to an exit code, so tests drive everything
-//! in-process.
+//! volley, the tool: the command line of its product commands, `serve`, `bench`, `call`,
+//! `run`, `mock`, `report` and `lab`. This crate only parses the command line, wires signals
+//! (in one place, [`signal`]) and prints (progress, live views, reports, errors); the libraries
+//! do the work: `volley-server` and `volley-services` for `serve`, `volley-bench` for `bench`
+//! and `report`, `volley-call` for `call`, `volley-script` for `run`, `volley-mock` for `mock`,
+//! `volley-lab` for `lab`. `main.rs` parses, sets up logging, runs and maps the outcome to an
+//! exit code, so tests drive everything in-process.
 
 pub mod bench;
 pub mod cli;
@@ -32,6 +32,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => return bench::run(*args),
         // grpcurl's exit codes (64 + a status code for a failed call).
         Command::Call { args } => return Ok(ExitCode::from(volley_call::main(&args) as u8)),
+        // k6's exit codes (99 thresholds crossed, 107 a script error, ...).
+        Command::Run { args } => return Ok(ExitCode::from(volley_script::main(&args) as u8)),
         Command::Report(cli::ReportCommand::Merge(args)) => return report::merge(args),
         Command::Report(cli::ReportCommand::Compare(args)) => return report::compare(args),
         Command::Lab(lab) => match lab.tool {

@@ -108,6 +108,10 @@ pub fn argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let invoked = args
         .first()
         .and_then(|a| std::path::Path::new(a).file_stem().map(|s| s.to_owned()));
+    // Run as `k6` (a symlink), `k6 run script.js` is `volley run script.js`.
+    if invoked.as_ref().is_some_and(|s| s == "k6") {
+        return args;
+    }
     if invoked.is_some_and(|s| s == "gripmock") {
         if args.get(1).is_some_and(|a| a == "gripmock") {
             args.remove(1);

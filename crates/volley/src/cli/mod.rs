@@ -45,6 +45,14 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Run a k6 script: `volley run script.js` takes what `k6 run` takes (k6/net/grpc, checks,
+    /// thresholds, scenarios) and prints k6's summary (the binary run as `k6` is this).
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Run {
+        /// k6's flags and the script, as `k6 run` takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// A drop-in for GripMock: the services of .proto files answered from stubs, gRPC on
     /// 0.0.0.0:4770, the admin API on 0.0.0.0:4771 (the binary run as `gripmock` is this).
     Mock(Box<crate::mock::MockArgs>),
