@@ -7,7 +7,7 @@
 
 use std::{
     sync::{
-        Arc, Mutex, OnceLock,
+        Arc, Barrier, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     thread::JoinHandle,
@@ -39,8 +39,8 @@ enum Next {
 /// A scenario while it runs.
 pub(crate) struct ScenarioRun {
     pub sc: Scenario,
-    start: Instant,
-    end: Instant,
+    /// Its start and end, set once every VU of the run has run its init code.
+    times: OnceLock<(Instant, Instant)>,
     claimed: AtomicU64,
     clock: Mutex<ArrivalClock>,
     stop_tx: watch::Sender<bool>,
@@ -51,78 +51,81 @@ pub(crate) struct ScenarioRun {
     want_more: AtomicBool,
     pub finished: AtomicBool,
     interrupts: Mutex<Vec<Arc<AtomicBool>>>,
+    /// Iterations started by all its VUs.
+    iterations: Arc<AtomicU64>,
 }
 
-/// The start times of an arrival-rate scenario.
+/// The start times of an arrival-rate scenario: iteration `k` starts when the rate's integral
+/// from the scenario's start reaches `k` (so a constant rate starts at 0, 1/r, 2/r, ...),
+/// each time worked out from the start, so no rounding error builds up.
 struct ArrivalClock {
-    /// Seconds from the scenario's start of the next iteration.
-    next: f64,
-    /// Iterations per second at a time (seconds from the start), and the end.
-    rate: RateFn,
-}
-
-enum RateFn {
-    Constant {
-        per_sec: f64,
-        end: f64,
-    },
-    Ramping {
-        start: f64,
-        stages: Vec<(f64, f64)>,
-        per_unit: f64,
-    },
-}
-
-impl RateFn {
-    fn end(&self) -> f64 {
-        match self {
-            RateFn::Constant { end, .. } => *end,
-            RateFn::Ramping { stages, .. } => stages.iter().map(|(d, _)| d).sum(),
-        }
-    }
-
-    /// Iterations per second at `t`.
-    fn at(&self, t: f64) -> f64 {
-        match self {
-            RateFn::Constant { per_sec, .. } => *per_sec,
-            RateFn::Ramping {
-                start,
-                stages,
-                per_unit,
-            } => {
-                let (mut from, mut at) = (*start, 0.0);
-                for (d, target) in stages {
-                    if t < at + d {
-                        let f = if *d > 0.0 { (t - at) / d } else { 1.0 };
-                        return (from + (target - from) * f) * per_unit;
-                    }
-                    at += d;
-                    from = *target;
-                }
-                from * per_unit
-            }
-        }
-    }
+    /// The next iteration's number.
+    k: u64,
+    /// The rate, piecewise linear: `(from, to, rate at from, rate at to)` in seconds and
+    /// iterations per second.
+    segments: Vec<(f64, f64, f64, f64)>,
 }
 
 impl ArrivalClock {
+    fn constant(per_sec: f64, end: f64) -> ArrivalClock {
+        ArrivalClock {
+            k: 0,
+            segments: vec![(0.0, end, per_sec, per_sec)],
+        }
+        .starting()
+    }
+
+    fn ramping(start: f64, stages: &[(f64, f64)], per_unit: f64) -> ArrivalClock {
+        let (mut at, mut from) = (0.0, start * per_unit);
+        let mut segments = Vec::new();
+        for (d, target) in stages {
+            let to = target * per_unit;
+            if *d > 0.0 {
+                segments.push((at, at + d, from, to));
+            }
+            at += d;
+            from = to;
+        }
+        ArrivalClock { k: 0, segments }.starting()
+    }
+
+    /// Starting at rate zero, the first iteration waits for one iteration's worth of rate.
+    fn starting(mut self) -> ArrivalClock {
+        if self.segments.first().is_none_or(|s| s.2 <= 0.0) {
+            self.k = 1;
+        }
+        self
+    }
+
+    /// When the rate's integral from 0 reaches `need`, if before the end.
+    fn time_of(&self, mut need: f64) -> Option<f64> {
+        if need == 0.0 {
+            return self.segments.first().map(|s| s.0);
+        }
+        for &(s0, s1, r0, r1) in &self.segments {
+            let area = (r0 + r1) / 2.0 * (s1 - s0);
+            if area >= need {
+                let slope = (r1 - r0) / (s1 - s0);
+                let d = if slope.abs() < 1e-12 {
+                    need / r0
+                } else {
+                    (-r0 + (r0 * r0 + 2.0 * slope * need).max(0.0).sqrt()) / slope
+                };
+                // Exactly at a segment's end, the next segment starts it (none: the end).
+                if s0 + d < s1 {
+                    return Some(s0 + d);
+                }
+            }
+            need = (need - area).max(0.0);
+        }
+        None
+    }
+
     /// The next start, as seconds from the scenario's start, or `None` past its end.
     fn take(&mut self) -> Option<f64> {
-        let end = self.rate.end();
-        loop {
-            if self.next >= end {
-                return None;
-            }
-            let r = self.rate.at(self.next);
-            if r <= 0.0 {
-                // A stretch at rate zero: step over it.
-                self.next += 0.001;
-                continue;
-            }
-            let t = self.next;
-            self.next += 1.0 / r;
-            return Some(t);
-        }
+        let t = self.time_of(self.k as f64)?;
+        self.k += 1;
+        Some(t)
     }
 }
 
@@ -134,39 +137,34 @@ fn stages_secs(stages: &[Stage]) -> Vec<(f64, f64)> {
 }
 
 impl ScenarioRun {
-    fn new(sc: Scenario, start: Instant) -> ScenarioRun {
-        let end = start + sc.executor.max_duration();
-        let rate = match &sc.executor {
+    fn new(sc: Scenario) -> ScenarioRun {
+        let clock = match &sc.executor {
             Executor::ConstantArrivalRate {
                 rate,
                 time_unit,
                 duration,
                 ..
-            } => RateFn::Constant {
-                per_sec: rate / time_unit.as_secs_f64(),
-                end: duration.as_secs_f64(),
-            },
+            } => ArrivalClock::constant(rate / time_unit.as_secs_f64(), duration.as_secs_f64()),
             Executor::RampingArrivalRate {
                 start_rate,
                 time_unit,
                 stages,
                 ..
-            } => RateFn::Ramping {
-                start: *start_rate,
-                stages: stages_secs(stages),
-                per_unit: 1.0 / time_unit.as_secs_f64(),
-            },
-            _ => RateFn::Constant {
-                per_sec: 0.0,
-                end: 0.0,
+            } => ArrivalClock::ramping(
+                *start_rate,
+                &stages_secs(stages),
+                1.0 / time_unit.as_secs_f64(),
+            ),
+            _ => ArrivalClock {
+                k: 0,
+                segments: Vec::new(),
             },
         };
         ScenarioRun {
             sc,
-            start,
-            end,
+            times: OnceLock::new(),
             claimed: AtomicU64::new(0),
-            clock: Mutex::new(ArrivalClock { next: 0.0, rate }),
+            clock: Mutex::new(clock),
             stop_tx: watch::channel(false).0,
             completed: AtomicU64::new(0),
             interrupted: AtomicU64::new(0),
@@ -175,7 +173,24 @@ impl ScenarioRun {
             want_more: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             interrupts: Mutex::new(Vec::new()),
+            iterations: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Its start and end, once the run has begun (until then, a short wait).
+    fn times(&self) -> (Instant, Instant) {
+        loop {
+            if let Some(t) = self.times.get() {
+                return *t;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn begin(&self, start: Instant) {
+        let _ = self
+            .times
+            .set((start, start + self.sc.executor.max_duration()));
     }
 
     /// The VUs this scenario starts with.
@@ -195,7 +210,7 @@ impl ScenarioRun {
         else {
             return 0.0;
         };
-        let t = now.saturating_duration_since(self.start).as_secs_f64();
+        let t = now.saturating_duration_since(self.times().0).as_secs_f64();
         let (mut from, mut at) = (*start_vus as f64, 0.0);
         for s in stages {
             let d = s.duration.as_secs_f64();
@@ -213,28 +228,30 @@ impl ScenarioRun {
         let now = Instant::now();
         match &self.sc.executor {
             Executor::SharedIterations { iterations, .. } => {
-                if now >= self.end || self.claimed.fetch_add(1, Ordering::Relaxed) >= *iterations {
+                if now >= self.times().1
+                    || self.claimed.fetch_add(1, Ordering::Relaxed) >= *iterations
+                {
                     Next::Stop
                 } else {
                     Next::Go
                 }
             }
             Executor::PerVuIterations { iterations, .. } => {
-                if now >= self.end || own_iters >= *iterations {
+                if now >= self.times().1 || own_iters >= *iterations {
                     Next::Stop
                 } else {
                     Next::Go
                 }
             }
             Executor::ConstantVus { .. } => {
-                if now >= self.end {
+                if now >= self.times().1 {
                     Next::Stop
                 } else {
                     Next::Go
                 }
             }
             Executor::RampingVus { .. } => {
-                if now >= self.end {
+                if now >= self.times().1 {
                     Next::Stop
                 } else if (vu_index as f64) < self.ramp_target(now).floor() {
                     Next::Go
@@ -246,7 +263,7 @@ impl ScenarioRun {
                 let t = self.clock.lock().unwrap_or_else(|e| e.into_inner()).take();
                 match t {
                     None => Next::Stop,
-                    Some(t) => Next::At(self.start + Duration::from_secs_f64(t)),
+                    Some(t) => Next::At(self.times().0 + Duration::from_secs_f64(t)),
                 }
             }
         }
@@ -263,8 +280,14 @@ pub(crate) struct Runner {
 
 impl Runner {
     /// Starts every scenario (each at its `startTime`).
+    /// Every VU a scenario starts with runs the script's init code first; the clock starts
+    /// when all have (as k6 initializes its VUs before the test).
     pub(crate) fn start(shared: &Arc<Shared>, scenarios: Vec<Scenario>) -> Runner {
-        let t0 = Instant::now();
+        let initial: u64 = scenarios
+            .iter()
+            .map(|s| ScenarioRun::new(s.clone()).initial_vus())
+            .sum();
+        let ready = Arc::new(Barrier::new(initial as usize + 1));
         let init_error = Arc::new(OnceLock::new());
         let mut runs = Vec::new();
         let mut handles = Vec::new();
@@ -275,16 +298,22 @@ impl Runner {
             shared
                 .vus_max
                 .fetch_add(sc.executor.max_vus(), Ordering::Relaxed);
-            let run = Arc::new(ScenarioRun::new(sc.clone(), t0 + sc.start_time));
+            let run = Arc::new(ScenarioRun::new(sc.clone()));
             runs.push(run.clone());
             let shared = shared.clone();
             let init_error = init_error.clone();
+            let ready = ready.clone();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("scenario {}", sc.name))
-                    .spawn(move || scenario(shared, run, first_vu, init_error))
+                    .spawn(move || scenario(shared, run, first_vu, init_error, ready))
                     .expect("a thread for the scenario"),
             );
+        }
+        ready.wait();
+        let t0 = Instant::now();
+        for run in &runs {
+            run.begin(t0 + run.sc.start_time);
         }
         Runner {
             runs,
@@ -311,29 +340,29 @@ fn scenario(
     run: Arc<ScenarioRun>,
     first_vu: u64,
     init_error: Arc<OnceLock<String>>,
+    ready: Arc<Barrier>,
 ) {
-    let now = Instant::now();
-    if run.start > now {
-        std::thread::sleep(run.start - now);
-    }
-    let spawn = |n: u64| -> JoinHandle<()> {
+    let spawn = |n: u64, ready: Option<Arc<Barrier>>| -> JoinHandle<()> {
         let (shared, run, init_error) = (shared.clone(), run.clone(), init_error.clone());
         run.spawned.fetch_add(1, Ordering::Relaxed);
         std::thread::Builder::new()
             .name(format!("vu {}", first_vu + n))
             .stack_size(4 * 1024 * 1024)
-            .spawn(move || vu_thread(shared, run, first_vu + n, n, init_error))
+            .spawn(move || vu_thread(shared, run, first_vu + n, n, init_error, ready))
             .expect("a thread for a VU")
     };
-    let mut vus: Vec<JoinHandle<()>> = (0..run.initial_vus()).map(spawn).collect();
+    let mut vus: Vec<JoinHandle<()>> = (0..run.initial_vus())
+        .map(|n| spawn(n, Some(ready.clone())))
+        .collect();
     let max = run.sc.executor.max_vus();
-    let hard_at = run.end + run.sc.graceful_stop;
+    let (start, end) = run.times();
+    let hard_at = end + run.sc.graceful_stop;
     loop {
         if vus.iter().all(JoinHandle::is_finished) {
             break;
         }
         let now = Instant::now();
-        if now >= hard_at || (shared.is_aborted() && now >= run.start) {
+        if now >= hard_at || (shared.is_aborted() && now >= start) {
             // The graceful stop is over (or the run aborted): cut the iterations short.
             let _ = run.stop_tx.send(true);
             for f in run
@@ -345,9 +374,8 @@ fn scenario(
                 f.store(true, Ordering::Relaxed);
             }
         }
-        if run.want_more.swap(false, Ordering::Relaxed) && (vus.len() as u64) < max && now < run.end
-        {
-            vus.push(spawn(vus.len() as u64));
+        if run.want_more.swap(false, Ordering::Relaxed) && (vus.len() as u64) < max && now < end {
+            vus.push(spawn(vus.len() as u64, None));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -363,8 +391,13 @@ fn vu_thread(
     vu_id: u64,
     index: u64,
     init_error: Arc<OnceLock<String>>,
+    ready: Option<Arc<Barrier>>,
 ) {
-    let mut vu = match Vu::new(shared.clone(), vu_id) {
+    let made = Vu::new(shared.clone(), vu_id);
+    if let Some(b) = ready {
+        b.wait();
+    }
+    let mut vu = match made {
         Ok(vu) => vu,
         Err(e) => {
             let _ = init_error.set(e.0);
@@ -372,6 +405,7 @@ fn vu_thread(
             return;
         }
     };
+    let (start, _) = run.times();
     run.interrupts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -380,12 +414,18 @@ fn vu_thread(
         name: run.sc.name.clone(),
         executor: run.sc.executor.name(),
         tags: run.sc.tags.clone(),
-        started: Some(run.start),
+        started: Some(start),
         iter: 0,
+        scenario_iters: run.iterations.clone(),
+        scenario_iter: 0,
     };
     vu.enter(info, run.stop_tx.subscribe(), &run.sc.env);
     shared.vus_active.fetch_add(1, Ordering::Relaxed);
     run.active.fetch_add(1, Ordering::Relaxed);
+    let now = Instant::now();
+    if start > now {
+        std::thread::sleep(start - now);
+    }
     let mut own = 0u64;
     loop {
         if shared.is_aborted() || *run.stop_tx.borrow() {
@@ -434,25 +474,16 @@ mod tests {
 
     #[test]
     fn an_arrival_clock_spaces_starts_by_its_rate() {
-        let mut c = ArrivalClock {
-            next: 0.0,
-            rate: RateFn::Constant {
-                per_sec: 4.0,
-                end: 1.0,
-            },
-        };
+        let mut c = ArrivalClock::constant(4.0, 1.0);
         let starts: Vec<f64> = std::iter::from_fn(|| c.take()).collect();
         assert_eq!(starts, vec![0.0, 0.25, 0.5, 0.75]);
-        // From 0 to 10 per second over one second: about 5 starts.
-        let mut c = ArrivalClock {
-            next: 0.0,
-            rate: RateFn::Ramping {
-                start: 0.0,
-                stages: vec![(1.0, 10.0)],
-                per_unit: 1.0,
-            },
-        };
-        let n = std::iter::from_fn(|| c.take()).count();
-        assert!((4..=6).contains(&n), "{n}");
+        // From 0 to 10 per second over one second: the integral is 5, so starts at the times
+        // it reaches 1, 2, 3 and 4 (t = sqrt(k / 5)); then 10 per second for a second: 10 more.
+        let mut c = ArrivalClock::ramping(0.0, &[(1.0, 10.0), (1.0, 10.0)], 1.0);
+        let starts: Vec<f64> = std::iter::from_fn(|| c.take()).collect();
+        assert_eq!(starts.len(), 14, "{starts:?}");
+        assert!((starts[0] - 0.2f64.sqrt()).abs() < 1e-9, "{starts:?}");
+        assert!((starts[4] - 1.0).abs() < 1e-9, "{starts:?}");
+        assert!(starts.windows(2).all(|w| w[1] > w[0]), "{starts:?}");
     }
 }

@@ -310,7 +310,8 @@ pub(crate) fn connect(st: &VuState, client: u32, addr: &str, params: &str) -> Re
                 )
                 .await
                 .map_err(|e| format!("can't list services: {e}"))?;
-                let mut pool = DescriptorPool::new();
+                // Each service's files with their imports, added as one batch (in any order).
+                let mut files: Vec<prost_types::FileDescriptorProto> = Vec::new();
                 for s in services
                     .iter()
                     .filter(|s| !s.starts_with("grpc.reflection."))
@@ -325,12 +326,14 @@ pub(crate) fn connect(st: &VuState, client: u32, addr: &str, params: &str) -> Re
                     .await
                     .map_err(|e| format!("can't fetch descriptor for {s}: {e}"))?;
                     for f in got.files() {
-                        if pool.get_file_by_name(f.name()).is_none() {
-                            pool.add_file_descriptor_proto(f.file_descriptor_proto().clone())
-                                .map_err(|e| e.to_string())?;
+                        if !files.iter().any(|x| x.name() == f.name()) {
+                            files.push(f.file_descriptor_proto().clone());
                         }
                     }
                 }
+                let mut pool = DescriptorPool::new();
+                pool.add_file_descriptor_protos(files)
+                    .map_err(|e| e.to_string())?;
                 Ok::<_, String>(pool)
             })
             .ok_or("interrupted")??;
@@ -626,6 +629,8 @@ pub(crate) fn invoke(
             call.send(&msg, true).await?;
             let headers = call.headers().await;
             let reply = call.message().await?;
+            // Read to the end: gRPC-Web and Connect carry the status after the message.
+            while call.message().await?.is_some() {}
             let (status, trailers) = call.finish().await;
             Ok::<_, CallStatus>((headers, reply, status, trailers))
         })
@@ -703,6 +708,7 @@ pub(crate) fn health(st: &VuState, client: u32, service: &str) -> Result<String,
             call.send_encoded(req, true).await?;
             let _ = call.headers().await;
             let reply = call.message().await?;
+            while call.message().await?.is_some() {}
             let (status, _) = call.finish().await;
             Ok::<_, CallStatus>((reply, status))
         })

@@ -195,12 +195,9 @@ impl Executor {
     }
 }
 
+/// k6's `%.2f`.
 fn format_rate(r: f64) -> String {
-    if r.fract() == 0.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.2}")
-    }
+    format!("{r:.2}")
 }
 
 /// A scenario: its executor and what every executor has.
@@ -620,7 +617,7 @@ mod tests {
         assert_eq!(s[0].exec, "login");
         assert_eq!(
             s[0].executor.describe(GRACEFUL_STOP),
-            "50 iterations/s for 30s (maxVUs: 10-20, gracefulStop: 30s)"
+            "50.00 iterations/s for 30s (maxVUs: 10-20, gracefulStop: 30s)"
         );
     }
 }

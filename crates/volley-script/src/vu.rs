@@ -41,6 +41,10 @@ pub(crate) struct ScenarioInfo {
     pub started: Option<Instant>,
     /// Iterations of this VU in the scenario.
     pub iter: u64,
+    /// Iterations of all the scenario's VUs, for `exec.scenario.iterationInTest`.
+    pub scenario_iters: Arc<std::sync::atomic::AtomicU64>,
+    /// This iteration's number in the scenario.
+    pub scenario_iter: u64,
 }
 
 /// What the natives share with the VU.
@@ -412,6 +416,7 @@ impl Vu {
             let mut s = st.scenario.borrow_mut();
             let n = s.iter;
             s.iter += 1;
+            s.scenario_iter = s.scenario_iters.fetch_add(1, Ordering::Relaxed);
             n
         };
         let started = Instant::now();
@@ -790,7 +795,7 @@ fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result<()> {
             let sc = s.scenario.borrow();
             let sh = &s.shared;
             o.set("vu", s.vu)?;
-            o.set("iter", sc.iter)?;
+            o.set("iter", sc.iter.saturating_sub(1))?;
             o.set("iterInInstance", s.iter_total.get())?;
             o.set("scenario", sc.name.as_str())?;
             o.set("executor", sc.executor)?;
@@ -801,7 +806,7 @@ fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result<()> {
                 }),
             )?;
             o.set("progress", 0)?;
-            o.set("scenarioIter", sc.iter)?;
+            o.set("scenarioIter", sc.scenario_iter)?;
             o.set("completed", sh.completed.load(Ordering::Relaxed))?;
             o.set("interrupted", sh.interrupted.load(Ordering::Relaxed))?;
             o.set("vusActive", sh.vus_active.load(Ordering::Relaxed))?;

@@ -8,7 +8,8 @@ class Metric {
     this._id = n.metricNew(name, kind, !!isTime);
   }
   add(value, tags) {
-    n.metricAdd(this._id, Number(value), tags === undefined || tags === null ? undefined : JSON.stringify(tags));
+    if (tags === undefined || tags === null) n.metricAdd(this._id, Number(value));
+    else n.metricAdd(this._id, Number(value), JSON.stringify(tags));
     return true;
   }
 }

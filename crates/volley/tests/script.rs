@@ -1,0 +1,489 @@
+//! `volley run`: k6 scripts (tests/data/script, written from k6's documentation) run as `k6 run`
+//! runs them, against grpc-go's route_guide example server (scripts/peers/route-guide, built by
+//! scripts/install-test-tools) and `volley serve`, judged on stdout, stderr and the exit code as
+//! k6's own CLI tests judge its examples: the banner's scenario line, `N complete and 0
+//! interrupted iterations`, the summary's metric names, what the script logs, k6's exit codes.
+
+use std::{
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use volley_testkit::{Volley, tool, volley, workspace_file};
+
+const VOLLEY: Volley = volley!();
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/script")
+        .join(name)
+}
+
+/// grpc-go's route_guide server on a free port; killed on drop.
+struct RouteGuide {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for RouteGuide {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn route_guide() -> RouteGuide {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(tool("route-guide"))
+        .args(["-port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start route-guide");
+    let addr = format!("127.0.0.1:{port}");
+    let until = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(&addr).is_err() {
+        assert!(
+            Instant::now() < until,
+            "route-guide did not listen on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    RouteGuide { child, addr }
+}
+
+/// A folder of its own holding `script` and `files` (as k6's tests put a script beside its
+/// .proto); route_guide.proto is always there.
+fn workdir(script: &str, files: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "volley-run-{}-{}",
+        script.trim_end_matches(".js"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in std::iter::once(script).chain(files.iter().copied()) {
+        std::fs::copy(data(f), dir.join(f)).unwrap();
+    }
+    std::fs::copy(
+        workspace_file("scripts/peers/route-guide/route_guide.proto"),
+        dir.join("route_guide.proto"),
+    )
+    .unwrap();
+    dir
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    dir: PathBuf,
+}
+
+/// `volley run ARGS SCRIPT` in the script's folder, with `GRPC_ADDR` set.
+fn run(script: &str, files: &[&str], addr: &str, args: &[&str]) -> Ran {
+    let dir = workdir(script, files);
+    let out = VOLLEY
+        .command(&["run"])
+        .args(args)
+        .arg(script)
+        .current_dir(&dir)
+        .env("GRPC_ADDR", addr)
+        .output()
+        .expect("run volley run");
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        dir,
+    }
+}
+
+#[test]
+fn a_unary_call_runs_and_prints_what_k6_prints() {
+    let rg = route_guide();
+    let r = run("unary.js", &[], &rg.addr, &["--no-usage-report"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for want in [
+        "execution: local",
+        "output: -",
+        "default: 1 iterations for each of 1 VUs (maxDuration: 10m0s, gracefulStop: 30s)",
+        "1 complete and 0 interrupted iterations",
+        "  █ THRESHOLDS \n",
+        "✓ 'p(95)<5000' p(95)=",
+        "      {method:GetFeature}\n      ✓ 'max<5000' max=",
+        "  █ TOTAL RESULTS \n",
+        "checks_succeeded...: 100.00% 2 out of 2",
+        "✓ status is OK",
+        "✓ int32 fields come back as numbers",
+        "    GRPC\n    grpc_req_duration",
+        "{ method:GetFeature }",
+        "default ✓ [ 100% ] 1 VUs",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    for absent in ["grpc_streams", "grpc_streams_msgs_received"] {
+        assert!(!r.stdout.contains(absent), "{absent:?} in:\n{}", r.stdout);
+    }
+    // console.log goes to stderr as k6's logfmt line, the message in protojson.
+    assert!(
+        r.stderr.contains(r#"level=info msg="{\"name\":\"Berkshire Valley Management Area Trail, Jefferson, NJ, USA\",\"location\":{\"latitude\":409146138,\"longitude\":-746188906}}" source=console"#),
+        "{}",
+        r.stderr
+    );
+    // --log-output=stdout as k6's CLI tests run it: nothing on stderr.
+    let r = run(
+        "unary.js",
+        &[],
+        &rg.addr,
+        &["-v", "--log-output=stdout", "--no-usage-report"],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Berkshire Valley Management Area Trail"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn each_kind_of_stream_runs_to_its_end() {
+    let rg = route_guide();
+    // Server streaming: grpc-go's example has 100 features in the rectangle.
+    let r = run("server_stream.js", &[], &rg.addr, &["--log-output=stdout"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "Found feature called",
+        "All done: 100 features",
+        "grpc_streams.................: 1 ",
+        "grpc_streams_msgs_received...: 100 ",
+        "grpc_streams_msgs_sent.......: 1 ",
+        "1 complete and 0 interrupted iterations",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("Stream Error:"), "{}", r.stdout);
+    // Client streaming: three points, one summary back.
+    let r = run("client_stream.js", &[], &rg.addr, &["--log-output=stdout"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "Visiting point 407838351 -746143763",
+        "Finished trip with 3 points",
+        "Passed 3 features",
+        "All done",
+        "grpc_streams_msgs_sent.......: 3 ",
+        "grpc_streams_msgs_received...: 1 ",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    // Bidi: RouteChat answers each note with every note so far at its place (1 + 2 + 3).
+    let r = run("bidi.js", &[], &rg.addr, &["--log-output=stdout"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout.matches("Got message").count(), 6, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("grpc_streams_msgs_received...: 6 "),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn crossed_thresholds_exit_99_and_say_which() {
+    let rg = route_guide();
+    let r = run("thresholds_fail.js", &[], &rg.addr, &[]);
+    assert_eq!(r.code, 99, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "default: 3 iterations shared among 1 VUs",
+        "    ✗ 'avg<0' avg=",
+        "    ✓ 'max<60000' max=",
+        "    ✗ 'rate>0.99' rate=0.00%",
+        "    ✗ a point nobody named has no name\n      ↳  0% — ✓ 0 / ✗ 3\n",
+        "3 complete and 0 interrupted iterations",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    assert!(
+        r.stderr.contains("level=error msg=\"thresholds on metrics 'checks, grpc_req_duration' have been crossed\""),
+        "{}",
+        r.stderr
+    );
+    // A threshold on a metric that does not exist is a bad option (104), before any call.
+    let dir = workdir("unary.js", &[]);
+    let script = std::fs::read_to_string(dir.join("unary.js"))
+        .unwrap()
+        .replace("checks: ['rate==1'],", "no_such_metric: ['count>1'],");
+    std::fs::write(dir.join("unary.js"), script).unwrap();
+    let out = VOLLEY
+        .command(&["run", "unary.js"])
+        .current_dir(&dir)
+        .env("GRPC_ADDR", &rg.addr)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(104));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no metric name \\\"no_such_metric\\\" found"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn setup_data_shared_arrays_groups_custom_metrics_and_handle_summary() {
+    let server = VOLLEY.serve(&[]);
+    let r = run(
+        "lifecycle.js",
+        &["users.json"],
+        &server.addr().to_string(),
+        &["--log-output=stdout"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "SUMMARY users_fetched=6 named=1 checks=ok:6/0,int64 id comes back as a string:6/0\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("teardown saw user-"), "{}", r.stdout);
+    // handleSummary replaced the text summary and wrote its file beside the script.
+    assert!(!r.stdout.contains("TOTAL RESULTS"), "{}", r.stdout);
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["metrics"]["users_fetched"]["type"], "counter");
+    assert_eq!(summary["metrics"]["last_id"]["type"], "gauge");
+    // A trend's values are the summary's trend stats (avg, min, med, max, p(90), p(95)).
+    assert!(
+        summary["metrics"]["rating_seen"]["values"]["p(95)"].is_f64(),
+        "{summary}"
+    );
+    assert_eq!(summary["metrics"]["rating_seen"]["contains"], "default");
+    assert_eq!(
+        summary["metrics"]["rating_seen{who:ana}"]["thresholds"]["max>=0"]["ok"],
+        true
+    );
+    assert_eq!(summary["metrics"]["group_duration"]["type"], "trend");
+    assert_eq!(summary["metrics"]["iterations"]["values"]["count"], 6.0);
+}
+
+#[test]
+fn every_executor_starts_what_it_should() {
+    let r = run("executors.js", &[], "", &["--quiet"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let n: Value = serde_json::from_str(line).unwrap();
+    let count = |k: &str| n[k].as_f64().unwrap_or(-1.0);
+    assert_eq!(count("shared"), 7.0, "{n}");
+    assert_eq!(count("pervu"), 6.0, "{n}");
+    // 2 VUs sleeping 100 ms for 1 s: 20 at most, and a loaded machine still gets most.
+    assert!((10.0..=22.0).contains(&count("constant")), "{n}");
+    // 0 -> 2 VUs over 0.5 s, then 2 for 0.5 s: about 15 at 100 ms each.
+    assert!((4.0..=16.0).contains(&count("ramping")), "{n}");
+    // 50/s for 2 s: 100 starts, open-loop; none dropped with 4 idle VUs for empty iterations.
+    assert_eq!(count("arrival") + count("dropped"), 100.0, "{n}");
+    assert!(count("arrival") >= 95.0, "{n}");
+    // 0 -> 40/s over 1 s, then 40/s for 1 s: 20 + 40 = 60 starts.
+    assert!((57.0..=61.0).contains(&count("rampingArrival")), "{n}");
+}
+
+#[test]
+fn chained_calls_log_in_then_use_the_token_at_an_arrival_rate() {
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &data("chain.proto").display().to_string(),
+        "--stubs",
+        &data("chain_stubs.json").display().to_string(),
+    ]);
+    let r = run(
+        "login_chain.js",
+        &["chain.proto"],
+        &server.addr().to_string(),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "logins: 20.00 iterations/s for 2s (maxVUs: 2-4, gracefulStop: 30s)",
+        "✓ the token opened the item",
+        "✓ no token, no item",
+        "40 complete and 0 interrupted iterations",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+}
+
+#[test]
+fn chained_calls_list_then_get_each_item() {
+    let server = VOLLEY.serve(&[]);
+    let r = run("list_then_get.js", &[], &server.addr().to_string(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // 10 starts (5/s for 2 s), each listing 10 users and getting each.
+    assert!(
+        r.stdout.contains("✓ each listed user can be got"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("10 complete and 0 interrupted iterations"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("gets...") && r.stdout.contains(": 100 "),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn health_checks_and_the_three_protocols() {
+    let server = VOLLEY.serve(&[]);
+    let addr = server.addr().to_string();
+    let r = run("health.js", &[], &addr, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("✓ serving"), "{}", r.stdout);
+    assert!(r.stderr.contains("health status 1"), "{}", r.stderr);
+    let r = run("protocols.js", &[], &addr, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for p in ["grpc", "grpc-web", "connect"] {
+        assert!(
+            r.stdout.contains(&format!("✓ hello over {p}\n")),
+            "{p}: {}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn a_protoset_loads_as_a_proto_does() {
+    let rg = route_guide();
+    let dir = workdir("protoset.js", &[]);
+    let set = dir.join("route_guide.protoset");
+    let made = Command::new(tool("grpcurl"))
+        .args([
+            "-import-path",
+            &dir.display().to_string(),
+            "-proto",
+            "route_guide.proto",
+        ])
+        .args(["-protoset-out", &set.display().to_string(), "describe"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let out = VOLLEY
+        .command(&["run", "protoset.js"])
+        .current_dir(&dir)
+        .env("GRPC_ADDR", &rg.addr)
+        .env("PROTOSET", "route_guide.protoset")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("✓ ok"), "{stdout}");
+    assert!(
+        stderr.contains("methods /routeguide.RouteGuide/GetFeature /routeguide.RouteGuide/ListFeatures /routeguide.RouteGuide/RecordRoute /routeguide.RouteGuide/RouteChat"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_scripts_are_named_with_file_line_and_column() {
+    let rg = route_guide();
+    let r = run("syntax_error.js", &[], &rg.addr, &[]);
+    assert_eq!(r.code, 107, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("SyntaxError: unexpected token in expression: ';'"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("syntax_error.js:2:11"), "{}", r.stderr);
+    let r = run("remote_import.js", &[], &rg.addr, &[]);
+    assert_eq!(r.code, 107, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("remote module https://jslib.k6.io/k6-utils/1.2.0/index.js refused: volley run imports local files only"),
+        "{}",
+        r.stderr
+    );
+    // An unknown method is named with the closest one; the iteration's exception is logged.
+    let r = run("unknown_method.js", &[], &rg.addr, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(r#"method \"routeguide.RouteGuide/GetFeatur\" not found in file descriptors (did you mean \"routeguide.RouteGuide/GetFeature\"?)"#),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint=\"script exception\""),
+        "{}",
+        r.stderr
+    );
+    // The same exception in five iterations: logged once, five iterations counted.
+    let r = run("errors_once.js", &[], &rg.addr, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr.matches("the same failure each time").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("5 complete and 0 interrupted iterations"),
+        "{}",
+        r.stdout
+    );
+    // A script that is not there.
+    let out = VOLLEY
+        .command(&["run", "no/such/script.js"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/script.js"));
+}
+
+#[test]
+fn the_binary_named_k6_runs_k6_run() {
+    let rg = route_guide();
+    let dir = workdir("unary.js", &[]);
+    let k6 = dir.join("k6");
+    std::os::unix::fs::symlink(VOLLEY.bin(), &k6).unwrap();
+    let out = Command::new(&k6)
+        .args(["run", "--quiet", "unary.js"])
+        .current_dir(&dir)
+        .env("GRPC_ADDR", &rg.addr)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("✓ status is OK"), "{stdout}");
+    // --quiet: no banner, no progress.
+    assert!(
+        !stdout.contains("execution: local") && !stdout.contains("running ("),
+        "{stdout}"
+    );
+}
