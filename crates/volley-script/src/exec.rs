@@ -20,7 +20,8 @@ use crate::{
     metrics::{Kind, id},
     options::{Executor, Scenario, Stage},
     shared::Shared,
-    vu::{Outcome, ScenarioInfo, Vu},
+    state::ScenarioInfo,
+    vu::{Outcome, Vu},
 };
 
 /// How late a start may be claimed and still run: later than this, no VU was free for it.

@@ -8,8 +8,6 @@ use std::{collections::HashMap, sync::Mutex};
 
 use hdrhistogram::Histogram;
 
-use crate::thresholds::MetricThresholds;
-
 /// A metric's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -227,12 +225,10 @@ impl Agg {
                     min: mi,
                     max: ma,
                 },
-            ) => {
-                if mi.is_finite() {
-                    *last = *l;
-                    *min = min.min(*mi);
-                    *max = max.max(*ma);
-                }
+            ) if mi.is_finite() => {
+                *last = *l;
+                *min = min.min(*mi);
+                *max = max.max(*ma);
             }
             (Agg::Rate { trues, total }, Agg::Rate { trues: t, total: n }) => {
                 *trues += t;
@@ -452,22 +448,6 @@ impl Sink {
     pub(crate) fn sub(&self, sub: usize) -> Option<&Agg> {
         self.subs.get(sub).and_then(Option::as_ref)
     }
-}
-
-/// The sub-metrics the thresholds name, resolved to metric ids (a metric not known yet is made
-/// when the script defines it; its thresholds are matched by name at the end).
-pub(crate) fn sub_defs(registry: &Registry, thresholds: &[MetricThresholds]) -> Vec<SubDef> {
-    thresholds
-        .iter()
-        .filter(|t| !t.tags.is_empty())
-        .filter_map(|t| {
-            registry.id(&t.metric).map(|metric| SubDef {
-                key: t.key.clone(),
-                metric,
-                tags: t.tags.clone(),
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

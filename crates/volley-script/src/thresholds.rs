@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::metrics::Kind;
+use crate::metrics::{Kind, Registry, SubDef};
 
 /// A comparison k6 allows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,7 +66,7 @@ pub(crate) fn parse(
                     })?;
                     let delay = match o.get("delayAbortEval") {
                         None | Some(Value::Null) => Duration::ZERO,
-                        Some(d) => crate::options::value_duration(d)
+                        Some(d) => crate::duration::value_duration(d)
                             .map_err(|e| format!("threshold on {key:?}: delayAbortEval: {e}"))?,
                     };
                     (
@@ -189,6 +189,22 @@ impl Threshold {
             Op::Ne => v != self.limit,
         }
     }
+}
+
+/// The sub-metrics the thresholds name, resolved to metric ids (a metric not known yet is made
+/// when the script defines it; its thresholds are matched by name at the end).
+pub(crate) fn sub_defs(registry: &Registry, thresholds: &[MetricThresholds]) -> Vec<SubDef> {
+    thresholds
+        .iter()
+        .filter(|t| !t.tags.is_empty())
+        .filter_map(|t| {
+            registry.id(&t.metric).map(|metric| SubDef {
+                key: t.key.clone(),
+                metric,
+                tags: t.tags.clone(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

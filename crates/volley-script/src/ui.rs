@@ -7,8 +7,9 @@
 use std::{fmt::Write as _, sync::atomic::Ordering, time::Duration};
 
 use crate::{
+    duration::format_duration,
     exec::ScenarioRun,
-    options::{Executor, Scenario, format_duration},
+    options::{Executor, Scenario},
     shared::Shared,
 };
 

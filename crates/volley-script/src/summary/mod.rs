@@ -1,28 +1,19 @@
 //! The end-of-test summary in k6's compact layout (k6 v2's `summary.js`: THRESHOLDS, then TOTAL
 //! RESULTS with the checks and the metrics by group, names dotted to one column, values padded
-//! to their columns), the data `handleSummary(data)` receives, and `--summary-export`'s JSON.
+//! to their columns); the data `handleSummary(data)` receives and `--summary-export`'s JSON
+//! (`data`); figures in k6's forms (`format`).
+
+mod data;
+mod format;
+mod report;
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value, json};
+pub(crate) use data::{data, export};
+use format::{contains, fixed_trimmed, percent, value};
+pub(crate) use report::Report;
 
-use crate::{
-    metrics::{Agg, CheckCount, Def, Kind, Sink},
-    thresholds::MetricThresholds,
-};
-
-/// What the summary is made from.
-pub(crate) struct Report<'a> {
-    pub defs: &'a [Def],
-    pub totals: &'a Sink,
-    pub thresholds: &'a [MetricThresholds],
-    /// For each threshold key, each expression's outcome (same order as `thresholds`).
-    pub outcomes: &'a [Vec<bool>],
-    /// Sub-metric aggregates by threshold key.
-    pub subs: &'a [(String, Option<Agg>)],
-    pub elapsed: f64,
-    pub trend_stats: &'a [String],
-}
+use crate::metrics::{Agg, CheckCount, Def, Kind};
 
 const DEFAULT_TREND_STATS: [&str; 6] = ["avg", "min", "med", "max", "p(90)", "p(95)"];
 
@@ -32,100 +23,6 @@ pub(crate) fn default_trend_stats() -> Vec<String> {
         .iter()
         .map(|s| (*s).to_owned())
         .collect()
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Contains {
-    Time,
-    Data,
-    Default,
-}
-
-fn contains(d: &Def) -> Contains {
-    if d.time {
-        Contains::Time
-    } else if d.name == "data_sent" || d.name == "data_received" {
-        Contains::Data
-    } else {
-        Contains::Default
-    }
-}
-
-/// `parseFloat(v.toFixed(p)).toString()`.
-fn fixed_trimmed(v: f64, prec: usize) -> String {
-    let s = format!("{v:.prec$}");
-    if s.contains('.') {
-        let t = s.trim_end_matches('0').trim_end_matches('.');
-        if t == "-0" { "0".into() } else { t.to_owned() }
-    } else {
-        s
-    }
-}
-
-fn trunc_trimmed(v: f64, prec: i32) -> String {
-    let mult = 10f64.powi(prec);
-    fixed_trimmed((v * mult).trunc() / mult, prec as usize)
-}
-
-/// k6's `humanizeGenericDuration` (milliseconds in).
-pub(crate) fn duration(ms: f64) -> String {
-    if ms == 0.0 {
-        return "0s".into();
-    }
-    if ms < 0.001 {
-        return format!("{}ns", (ms * 1_000_000.0).trunc());
-    }
-    if ms < 1.0 {
-        return format!("{}µs", trunc_trimmed(ms * 1000.0, 2));
-    }
-    if ms < 1000.0 {
-        return format!("{}ms", trunc_trimmed(ms, 2));
-    }
-    let mut out = format!(
-        "{}s",
-        trunc_trimmed((ms % 60_000.0) / 1000.0, if ms > 60_000.0 { 0 } else { 2 })
-    );
-    let rem = (ms / 60_000.0).trunc();
-    if rem < 1.0 {
-        return out;
-    }
-    out = format!("{}m{out}", rem % 60.0);
-    let rem = (rem / 60.0).trunc();
-    if rem < 1.0 {
-        return out;
-    }
-    format!("{rem}h{out}")
-}
-
-/// k6's `humanizeBytes`.
-fn bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
-    if b < 10.0 {
-        return format!("{} B", fixed_trimmed(b, 6));
-    }
-    let e = (b.ln() / 1000f64.ln()).floor().clamp(0.0, 5.0);
-    let val = ((b / 1000f64.powf(e)) * 10.0 + 0.5).floor() / 10.0;
-    format!(
-        "{} {}",
-        if val < 10.0 {
-            format!("{val:.1}")
-        } else {
-            format!("{val:.0}")
-        },
-        UNITS[e as usize]
-    )
-}
-
-fn percent(r: f64) -> String {
-    format!("{:.2}%", (r * 10_000.0).trunc() / 100.0)
-}
-
-fn value(v: f64, c: Contains) -> String {
-    match c {
-        Contains::Time => duration(v),
-        Contains::Data => bytes(v),
-        Contains::Default => fixed_trimmed(v, 6),
-    }
 }
 
 /// A metric's figures for its line: the main value and extras, or trend columns.
@@ -443,147 +340,9 @@ fn check_line(out: &mut String, c: &CheckCount) {
     }
 }
 
-/// The data `handleSummary(data)` gets, in k6's shape (`metrics`, `root_group`, `options`,
-/// `state`).
-pub(crate) fn data(r: &Report<'_>, stdout_tty: bool) -> Value {
-    let mut metrics = Map::new();
-    for (i, d) in r.defs.iter().enumerate() {
-        let Some(a) = r.totals.agg(i).filter(|a| !a.is_empty()) else {
-            continue;
-        };
-        let mut m = metric_json(d, a, r);
-        let ths: Vec<(usize, &MetricThresholds)> = r
-            .thresholds
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.metric == d.name && t.tags.is_empty())
-            .collect();
-        if !ths.is_empty() {
-            let mut o = Map::new();
-            for (ti, t) in ths {
-                for (j, th) in t.list.iter().enumerate() {
-                    let ok = r
-                        .outcomes
-                        .get(ti)
-                        .and_then(|x| x.get(j))
-                        .copied()
-                        .unwrap_or(true);
-                    o.insert(th.source.clone(), json!({ "ok": ok }));
-                }
-            }
-            m.insert("thresholds".into(), Value::Object(o));
-        }
-        metrics.insert(d.name.clone(), Value::Object(m));
-        for (ti, t) in r
-            .thresholds
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.metric == d.name && !t.tags.is_empty())
-        {
-            if let Some((_, Some(sa))) = r.subs.iter().find(|(k, _)| *k == t.key) {
-                let mut m = metric_json(d, sa, r);
-                let mut o = Map::new();
-                for (j, th) in t.list.iter().enumerate() {
-                    let ok = r
-                        .outcomes
-                        .get(ti)
-                        .and_then(|x| x.get(j))
-                        .copied()
-                        .unwrap_or(true);
-                    o.insert(th.source.clone(), json!({ "ok": ok }));
-                }
-                m.insert("thresholds".into(), Value::Object(o));
-                metrics.insert(t.key.clone(), Value::Object(m));
-            }
-        }
-    }
-    let checks: Vec<Value> = r
-        .totals
-        .checks
-        .iter()
-        .map(|c| json!({"name": c.name, "path": format!("{}::{}", c.group, c.name), "passes": c.passes, "fails": c.fails}))
-        .collect();
-    json!({
-        "root_group": {"name": "", "path": "", "groups": [], "checks": checks},
-        "options": {"summaryTrendStats": r.trend_stats, "summaryTimeUnit": "", "noColor": false},
-        "state": {"isStdOutTTY": stdout_tty, "isStdErrTTY": false, "testRunDurationMs": r.elapsed * 1000.0},
-        "metrics": metrics,
-    })
-}
-
-fn metric_json(d: &Def, a: &Agg, r: &Report<'_>) -> Map<String, Value> {
-    let mut values = Map::new();
-    let stats: Vec<String> = match d.kind {
-        Kind::Counter => vec!["count".into(), "rate".into()],
-        Kind::Gauge => vec!["value".into(), "min".into(), "max".into()],
-        Kind::Rate => vec!["rate".into(), "passes".into(), "fails".into()],
-        Kind::Trend => r.trend_stats.to_vec(),
-    };
-    for s in stats {
-        if let Some(v) = a.stat(&s, r.elapsed) {
-            values.insert(s, json!(v));
-        }
-    }
-    let mut m = Map::new();
-    m.insert("type".into(), d.kind.name().into());
-    m.insert(
-        "contains".into(),
-        match contains(d) {
-            Contains::Time => "time",
-            Contains::Data => "data",
-            Contains::Default => "default",
-        }
-        .into(),
-    );
-    m.insert("values".into(), Value::Object(values));
-    m
-}
-
-/// `--summary-export`: k6's older flat JSON (`metrics.NAME.{avg, p(95), count, ...}`).
-pub(crate) fn export(r: &Report<'_>) -> Value {
-    let full = data(r, false);
-    let mut metrics = Map::new();
-    if let Some(Value::Object(ms)) = full.get("metrics") {
-        for (name, m) in ms {
-            let mut flat = m
-                .get("values")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            if let Some(Value::Object(th)) = m.get("thresholds") {
-                let t: Map<String, Value> = th
-                    .iter()
-                    .map(|(k, v)| (k.clone(), json!(!v["ok"].as_bool().unwrap_or(true))))
-                    .collect();
-                flat.insert("thresholds".into(), Value::Object(t));
-            }
-            metrics.insert(name.clone(), Value::Object(flat));
-        }
-    }
-    json!({ "root_group": full["root_group"], "metrics": metrics })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn figures_print_as_k6_prints_them() {
-        assert_eq!(duration(752.634), "752.63ms");
-        assert_eq!(duration(0.01845), "18.45µs");
-        assert_eq!(duration(868.9), "868.9ms");
-        assert_eq!(duration(0.0), "0s");
-        assert_eq!(duration(10_070.0), "10.07s");
-        assert_eq!(duration(1000.0), "1s");
-        assert_eq!(duration(75_000.0), "1m15s");
-        assert_eq!(bytes(196.0), "196 B");
-        assert_eq!(bytes(1234.0), "1.2 kB");
-        assert_eq!(bytes(590.4), "590 B");
-        assert_eq!(percent(0.5), "50.00%");
-        assert_eq!(percent(0.37549), "37.54%");
-        assert_eq!(fixed_trimmed(3.8687794, 6), "3.868779");
-        assert_eq!(fixed_trimmed(1.5, 6), "1.5");
-    }
 
     #[test]
     fn rows_dot_to_one_column_and_pad_their_values() {

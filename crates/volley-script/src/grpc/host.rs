@@ -1,0 +1,107 @@
+//! What a VU holds for `k6/net/grpc` (its clients, each with a schema and a connection; its
+//! open streams and their events) and the [`Host`] trait, what this module needs of the VU it
+//! runs in: its runtime to block on and where its samples go.
+
+use std::{cell::RefCell, collections::HashMap, future::Future, sync::Arc, time::Duration};
+
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+use tokio::sync::mpsc;
+use volley_call::dynamic::Protocol;
+use volley_client::Connection;
+
+use crate::{metrics::Kind, shared::Shared};
+
+/// What the gRPC module needs of the VU it runs in: its runtime to block on, its clients and
+/// streams, and where its samples go.
+pub(crate) trait Host {
+    fn shared(&self) -> &Shared;
+    /// In the init context (`load` only there, `connect` never).
+    fn in_init(&self) -> bool;
+    fn tokio(&self) -> &tokio::runtime::Runtime;
+    fn clients(&self) -> &RefCell<Vec<Client>>;
+    fn streams(&self) -> &RefCell<Streams>;
+    /// Runs `f` to its end, or `None` when the VU is stopped first.
+    fn block<F: Future>(&self, f: F) -> Option<F::Output>;
+    fn record(&self, metric: usize, kind: Kind, v: f64);
+    /// A finished unary call: its duration with k6's tags, bytes both ways.
+    fn record_call(&self, call: &Finished<'_>);
+    /// A file holding a PEM text, for the TLS loader.
+    fn pem_file(&self, pem: &str) -> Result<String, String>;
+}
+
+/// A finished unary call, for [`Host::record_call`].
+pub(crate) struct Finished<'a> {
+    pub addr: &'a str,
+    pub path: &'a str,
+    pub code: i32,
+    pub took: Duration,
+    pub sent: usize,
+    pub received: usize,
+    pub tags: &'a [(String, String)],
+}
+
+/// One `new grpc.Client()`.
+#[derive(Default)]
+pub(crate) struct Client {
+    pub(super) pool: Option<Arc<DescriptorPool>>,
+    pub(super) conn: Option<Conn>,
+}
+
+/// A connected client.
+#[derive(Clone)]
+pub(super) struct Conn {
+    pub(super) conn: Connection,
+    pub(super) scheme: &'static str,
+    pub(super) authority: String,
+    pub(super) addr: String,
+    pub(super) protocol: Protocol,
+    pub(super) max_recv: usize,
+    pub(super) max_send: usize,
+}
+
+/// A stream's event for the VU's event loop.
+pub(crate) struct Event {
+    pub id: u32,
+    pub kind: &'static str,
+    pub payload: Option<String>,
+}
+
+/// A VU's open streams and the channel their events come back on.
+pub(crate) struct Streams {
+    pub(super) next: u32,
+    /// Streams whose `end` has not been dispatched yet.
+    pub open: usize,
+    /// Each open stream's writer, its request type and whether the client streams (a
+    /// server-streaming call's one request ends its side, as k6 sends it).
+    pub(super) writers: HashMap<
+        u32,
+        (
+            mpsc::UnboundedSender<Option<DynamicMessage>>,
+            MessageDescriptor,
+            bool,
+        ),
+    >,
+    pub(super) tx: mpsc::UnboundedSender<Event>,
+    pub rx: Option<mpsc::UnboundedReceiver<Event>>,
+}
+
+impl Default for Streams {
+    fn default() -> Streams {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Streams {
+            next: 0,
+            open: 0,
+            writers: HashMap::new(),
+            tx,
+            rx: Some(rx),
+        }
+    }
+}
+
+impl Streams {
+    /// A stream has ended: its writer goes.
+    pub(crate) fn ended(&mut self, id: u32) {
+        self.writers.remove(&id);
+        self.open = self.open.saturating_sub(1);
+    }
+}
