@@ -12,13 +12,15 @@
 //!   `ui` (banner and progress), `summary` (the end-of-test summary and `handleSummary` data);
 //! - `vu` (a VU: runtime, iteration, event loop), `state` (what its natives share with it),
 //!   `natives` (`__k6` and k6's globals), `modules` (what `import` finds), the built-in
-//!   modules' JavaScript in `js/`, `grpc` (`k6/net/grpc` on `volley_call::dynamic`);
+//!   modules' JavaScript in `js/`, `grpc` (`k6/net/grpc` on `volley_call::dynamic`), `http`
+//!   (`k6/http`'s requests on HTTP/1.1);
 //! - `metrics` (k6's metrics, per-VU sinks, totals), `shared` (what the VUs share), `log`.
 
 mod cli;
 mod duration;
 mod exec;
 mod grpc;
+mod http;
 mod log;
 mod metrics;
 mod modules;

@@ -51,9 +51,12 @@ pub(crate) mod id {
     pub(crate) const DATA_SENT: usize = 10;
     pub(crate) const DATA_RECEIVED: usize = 11;
     pub(crate) const GROUP_DURATION: usize = 12;
+    pub(crate) const HTTP_REQS: usize = 13;
+    pub(crate) const HTTP_REQ_DURATION: usize = 14;
+    pub(crate) const HTTP_REQ_FAILED: usize = 15;
 }
 
-const BUILT_IN: [(&str, Kind, bool); 13] = [
+const BUILT_IN: [(&str, Kind, bool); 16] = [
     ("grpc_req_duration", Kind::Trend, true),
     ("grpc_streams", Kind::Counter, false),
     ("grpc_streams_msgs_sent", Kind::Counter, false),
@@ -67,6 +70,9 @@ const BUILT_IN: [(&str, Kind, bool); 13] = [
     ("data_sent", Kind::Counter, false),
     ("data_received", Kind::Counter, false),
     ("group_duration", Kind::Trend, true),
+    ("http_reqs", Kind::Counter, false),
+    ("http_req_duration", Kind::Trend, true),
+    ("http_req_failed", Kind::Rate, false),
 ];
 
 /// The metrics the run knows: k6's, then the script's in the order first made.

@@ -7,7 +7,7 @@ use std::{rc::Rc, sync::atomic::Ordering, time::Duration};
 use rquickjs::{Ctx, Exception, Function, Object, Value, prelude::Opt};
 
 use crate::{
-    grpc,
+    grpc, http,
     metrics::{Kind, id},
     state::VuState,
 };
@@ -164,6 +164,58 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
     });
     let s = st.clone();
     native!("streamEnd", move |id: u32| grpc::stream_end(&*s, id));
+    let s = st.clone();
+    native!("httpRequest", move |ctx: Ctx<'_>,
+                                 method: String,
+                                 url: String,
+                                 body: String,
+                                 params: String|
+          -> rquickjs::Result<String> {
+        if s.in_init.get() {
+            return Err(throw(
+                &ctx,
+                "making HTTP requests in the init context is not supported",
+            ));
+        }
+        let p = http::params(&params).map_err(|e| throw(&ctx, e))?;
+        let insecure = s.shared.insecure_tls.load(Ordering::Relaxed);
+        // The pool leaves its cell while the request runs (no borrow across the await).
+        let mut pool = std::mem::take(&mut *s.http.borrow_mut());
+        let started = std::time::Instant::now();
+        let reply = s.block(http::send(&mut pool, &method, &url, body, &p, insecure));
+        *s.http.borrow_mut() = pool;
+        let Some(reply) = reply else {
+            return Err(throw(&ctx, "interrupted"));
+        };
+        let took = started.elapsed();
+        let status = reply.status.to_string();
+        let mut tags: Vec<(&str, &str)> = vec![
+            ("method", &method),
+            ("url", &url),
+            ("name", &url),
+            ("status", &status),
+        ];
+        tags.extend(p.tags.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let failed = f64::from(u8::from(reply.failed_request()));
+        s.record_tagged(id::HTTP_REQS, Kind::Counter, 1.0, &tags);
+        s.record_tagged(
+            id::HTTP_REQ_DURATION,
+            Kind::Trend,
+            took.as_secs_f64() * 1000.0,
+            &tags,
+        );
+        s.record_tagged(id::HTTP_REQ_FAILED, Kind::Rate, failed, &tags);
+        s.record(id::DATA_SENT, Kind::Counter, reply.sent as f64);
+        s.record(id::DATA_RECEIVED, Kind::Counter, reply.body.len() as f64);
+        if let Some((e, _)) = &reply.error {
+            s.shared.log.line(
+                "warning",
+                &format!("Request Failed error=\"{method} {url}: {e}\""),
+                &[],
+            );
+        }
+        Ok(reply.to_json(took))
+    });
     let s = st.clone();
     native!("metricNew", move |ctx: Ctx<'_>,
                                name: String,

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::{
     grpc::{self, Finished, Host},
+    http,
     metrics::{Kind, Sink, SubDef, id},
     shared::Shared,
 };
@@ -45,6 +46,8 @@ pub(crate) struct VuState {
     pub in_init: Cell<bool>,
     pub clients: RefCell<Vec<grpc::Client>>,
     pub streams: RefCell<grpc::Streams>,
+    /// `k6/http`'s connections.
+    pub http: RefCell<http::Pool>,
     pub sink: RefCell<Sink>,
     pub(crate) group: RefCell<String>,
     pub(crate) subs: RefCell<Arc<Vec<SubDef>>>,
@@ -107,6 +110,15 @@ impl VuState {
             if ok {
                 sink.add_sub(i, kind, v);
             }
+        }
+    }
+
+    /// Records `v` on metric `metric`, and on its sub-metrics that `tags` (with the VU's own)
+    /// match.
+    pub(crate) fn record_tagged(&self, metric: usize, kind: Kind, v: f64, tags: &[(&str, &str)]) {
+        self.sink.borrow_mut().add(metric, kind, v);
+        if self.subs.borrow().iter().any(|s| s.metric == metric) {
+            self.record_subs(metric, kind, v, tags);
         }
     }
 
@@ -192,6 +204,7 @@ impl VuState {
             in_init: Cell::new(true),
             clients: RefCell::new(Vec::new()),
             streams: RefCell::new(grpc::Streams::default()),
+            http: RefCell::new(http::Pool::default()),
             sink: RefCell::new(Sink::default()),
             group: RefCell::new(String::new()),
             stop: RefCell::new(None),

@@ -325,6 +325,37 @@ fn chained_calls_log_in_then_use_the_token_at_an_arrival_rate() {
 }
 
 #[test]
+fn a_login_over_http_then_grpc_calls_with_its_token() {
+    let server = VOLLEY.serve(&[
+        "--no-builtin",
+        "--proto",
+        &data("chain.proto").display().to_string(),
+        "--stubs",
+        &data("chain_stubs.json").display().to_string(),
+    ]);
+    let r = run(
+        "http_login.js",
+        &["chain.proto"],
+        &server.addr().to_string(),
+        &[],
+    );
+    assert_eq!(r.code, 99, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "✓ login answered 200",
+        "✓ a JSON reply",
+        "✓ the HTTP token opened the item",
+        "✓ a wrong password is 401",
+        "    HTTP\n    http_req_duration",
+        "http_reqs",
+        "3 complete and 0 interrupted iterations",
+        // The 401s are failed requests, as k6 counts them: the threshold says so (exit 99).
+        "✗ 'rate==0' rate=50.00%",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+}
+
+#[test]
 fn chained_calls_list_then_get_each_item() {
     let server = VOLLEY.serve(&[]);
     let r = run("list_then_get.js", &[], &server.addr().to_string(), &[]);
@@ -486,4 +517,78 @@ fn the_binary_named_k6_runs_k6_run() {
         !stdout.contains("execution: local") && !stdout.contains("running ("),
         "{stdout}"
     );
+}
+
+/// A CA of clients and a certificate it signed, as files in `dir`: (CA, certificate, key).
+fn client_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["client".into()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let paths = (
+        dir.join("clients-ca.pem"),
+        dir.join("client.pem"),
+        dir.join("client.key"),
+    );
+    std::fs::write(&paths.0, ca_pem).unwrap();
+    std::fs::write(&paths.1, cert.pem()).unwrap();
+    std::fs::write(&paths.2, key.serialize_pem()).unwrap();
+    paths
+}
+
+#[test]
+fn tls_and_mutual_tls_from_pem_texts() {
+    let dir = workdir("tls.js", &[]);
+    let tls_dir = dir.join("server-tls");
+    let (clients, cert, key) = client_ca(&dir);
+    let run_tls = |server: &str, with_cert: bool| {
+        let mut cmd = VOLLEY.command(&["run", "tls.js"]);
+        cmd.current_dir(&dir)
+            .env("GRPC_ADDR", server)
+            .env("CA", tls_dir.join("ca.pem"));
+        if with_cert {
+            cmd.env("CLIENT_CERT", &cert).env("CLIENT_KEY", &key);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let tls_dir_s = tls_dir.display().to_string();
+    let server = VOLLEY.serve(&["--tls-self-signed", "--tls-dir", &tls_dir_s]);
+    let (code, out, err) = run_tls(&server.addr().to_string(), false);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("✓ hello over TLS"), "{out}");
+    drop(server);
+    // The server asks for a client certificate: without one the connect throws (logged, the
+    // iteration ends before its check: a threshold on no samples passes, as in k6); with one,
+    // the call is made.
+    let clients_s = clients.display().to_string();
+    let server = VOLLEY.serve(&[
+        "--tls-self-signed",
+        "--tls-dir",
+        &tls_dir_s,
+        "--tls-client-ca",
+        &clients_s,
+    ]);
+    let addr = server.addr().to_string();
+    let (code, out, err) = run_tls(&addr, false);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(&format!("failed to connect to {addr}")),
+        "{err}"
+    );
+    assert!(!out.contains("hello over TLS"), "{out}");
+    let (code, out, err) = run_tls(&addr, true);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("✓ hello over TLS"), "{out}");
 }

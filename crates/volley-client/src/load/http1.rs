@@ -58,6 +58,21 @@ impl Http1Connection {
         Ok((status, read_body(resp).await?))
     }
 
+    /// Sends one request and returns the whole response: status, headers and body.
+    pub async fn fetch_response(
+        &self,
+        req: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<Bytes>, String> {
+        let resp = self.exchange(req).await?;
+        let (parts, body) = resp.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map_err(|e| format!("reading the body: {e}"))?
+            .to_bytes();
+        Ok(http::Response::from_parts(parts, body))
+    }
+
     /// Sends one request on the connection and returns the response head.
     async fn exchange(
         &self,

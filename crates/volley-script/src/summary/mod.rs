@@ -73,14 +73,16 @@ fn line_of(d: &Def, a: &Agg, r: &Report<'_>) -> Line {
 
 fn group_of(name: &str) -> usize {
     match name {
-        "vus" | "vus_max" | "iterations" | "iteration_duration" | "dropped_iterations" => 1,
-        "data_sent" | "data_received" => 2,
-        n if n.starts_with("grpc_") => 3,
+        n if n.starts_with("http_") => 1,
+        "vus" | "vus_max" | "iterations" | "iteration_duration" | "dropped_iterations" => 2,
+        "data_sent" | "data_received" => 3,
+        n if n.starts_with("grpc_") => 4,
         _ => 0,
     }
 }
 
-const GROUPS: [&str; 4] = ["CUSTOM", "EXECUTION", "NETWORK", "GRPC"];
+/// k6's groups in its order (`custom` first).
+const GROUPS: [&str; 5] = ["CUSTOM", "HTTP", "EXECUTION", "NETWORK", "GRPC"];
 
 /// Renders rows `(indent+name, line)` as one block: dots to one column, values padded.
 fn render_rows(out: &mut String, rows: &[(String, Line)], width: usize) {
