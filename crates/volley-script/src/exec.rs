@@ -7,7 +7,7 @@
 
 use std::{
     sync::{
-        Arc, Barrier, Mutex, OnceLock,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     thread::JoinHandle,
@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::{
     metrics::{Kind, id},
     options::{Executor, Scenario, Stage},
+    sched::{self, Workers},
     shared::Shared,
     state::ScenarioInfo,
     vu::{Outcome, Vu},
@@ -54,6 +55,8 @@ pub(crate) struct ScenarioRun {
     interrupts: Mutex<Vec<Arc<AtomicBool>>>,
     /// Iterations started by all its VUs.
     iterations: Arc<AtomicU64>,
+    /// VUs started and not yet ended.
+    alive: AtomicU64,
 }
 
 /// The start times of an arrival-rate scenario: iteration `k` starts when the rate's integral
@@ -175,6 +178,7 @@ impl ScenarioRun {
             finished: AtomicBool::new(false),
             interrupts: Mutex::new(Vec::new()),
             iterations: Arc::new(AtomicU64::new(0)),
+            alive: AtomicU64::new(0),
         }
     }
 
@@ -275,21 +279,34 @@ impl ScenarioRun {
 pub(crate) struct Runner {
     pub runs: Vec<Arc<ScenarioRun>>,
     handles: Vec<JoinHandle<()>>,
+    workers: Arc<Workers>,
     /// The first VU that could not start: the script's error.
     pub init_error: Arc<OnceLock<String>>,
 }
 
+/// What a VU's body needs to start.
+#[derive(Clone)]
+struct Start {
+    shared: Arc<Shared>,
+    run: Arc<ScenarioRun>,
+    workers: Arc<Workers>,
+    init_error: Arc<OnceLock<String>>,
+    /// VUs that have run their init code, and the signal that the run has begun.
+    ready: Arc<AtomicU64>,
+    started: watch::Receiver<bool>,
+}
+
 impl Runner {
-    /// Starts every scenario (each at its `startTime`).
-    /// Every VU a scenario starts with runs the script's init code first; the clock starts
-    /// when all have (as k6 initializes its VUs before the test).
-    pub(crate) fn start(shared: &Arc<Shared>, scenarios: Vec<Scenario>) -> Runner {
-        let initial: u64 = scenarios
-            .iter()
-            .map(|s| ScenarioRun::new(s.clone()).initial_vus())
-            .sum();
-        let ready = Arc::new(Barrier::new(initial as usize + 1));
+    /// Starts every scenario (each at its `startTime`) on one worker per core. Every VU a
+    /// scenario starts with runs the script's init code first; the clock starts when all
+    /// have (as k6 initializes its VUs before the test).
+    pub(crate) fn start(shared: &Arc<Shared>, scenarios: Vec<Scenario>) -> std::io::Result<Runner> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = Arc::new(Workers::new(cores)?);
         let init_error = Arc::new(OnceLock::new());
+        let ready = Arc::new(AtomicU64::new(0));
+        let (started_tx, started) = watch::channel(false);
+        let mut initial = 0;
         let mut runs = Vec::new();
         let mut handles = Vec::new();
         let mut next_vu = 1u64;
@@ -301,26 +318,38 @@ impl Runner {
                 .fetch_add(sc.executor.max_vus(), Ordering::Relaxed);
             let run = Arc::new(ScenarioRun::new(sc.clone()));
             runs.push(run.clone());
-            let shared = shared.clone();
-            let init_error = init_error.clone();
-            let ready = ready.clone();
+            let start = Start {
+                shared: shared.clone(),
+                run: run.clone(),
+                workers: workers.clone(),
+                init_error: init_error.clone(),
+                ready: ready.clone(),
+                started: started.clone(),
+            };
+            for n in 0..run.initial_vus() {
+                spawn_vu(&start, first_vu + n, true);
+            }
+            initial += run.initial_vus();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("scenario {}", sc.name))
-                    .spawn(move || scenario(shared, run, first_vu, init_error, ready))
-                    .expect("a thread for the scenario"),
+                    .spawn(move || supervise(&start, first_vu))?,
             );
         }
-        ready.wait();
+        while ready.load(Ordering::Acquire) < initial {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let t0 = Instant::now();
         for run in &runs {
             run.begin(t0 + run.sc.start_time);
         }
-        Runner {
+        let _ = started_tx.send(true);
+        Ok(Runner {
             runs,
             handles,
+            workers,
             init_error,
-        }
+        })
     }
 
     /// Whether every scenario has ended.
@@ -328,42 +357,40 @@ impl Runner {
         self.runs.iter().all(|r| r.finished.load(Ordering::Relaxed))
     }
 
+    /// Waits for the scenarios (each waits for its VUs), then for the workers.
     pub(crate) fn join(self) {
         for h in self.handles {
             let _ = h.join();
         }
+        if let Ok(workers) = Arc::try_unwrap(self.workers) {
+            workers.join();
+        }
     }
 }
 
-/// One scenario: waits for its start, runs its VUs, stops them.
-fn scenario(
-    shared: Arc<Shared>,
-    run: Arc<ScenarioRun>,
-    first_vu: u64,
-    init_error: Arc<OnceLock<String>>,
-    ready: Arc<Barrier>,
-) {
-    let spawn = |n: u64, ready: Option<Arc<Barrier>>| -> JoinHandle<()> {
-        let (shared, run, init_error) = (shared.clone(), run.clone(), init_error.clone());
-        run.spawned.fetch_add(1, Ordering::Relaxed);
-        std::thread::Builder::new()
-            .name(format!("vu {}", first_vu + n))
-            .stack_size(4 * 1024 * 1024)
-            .spawn(move || vu_thread(shared, run, first_vu + n, n, init_error, ready))
-            .expect("a thread for a VU")
-    };
-    let mut vus: Vec<JoinHandle<()>> = (0..run.initial_vus())
-        .map(|n| spawn(n, Some(ready.clone())))
-        .collect();
+/// Starts VU `vu_id` (the scenario's `spawned`-th) on a worker.
+fn spawn_vu(start: &Start, vu_id: u64, initial: bool) {
+    let index = start.run.spawned.fetch_add(1, Ordering::Relaxed);
+    start.run.alive.fetch_add(1, Ordering::AcqRel);
+    let s = start.clone();
+    start
+        .workers
+        .spawn(Box::new(move || vu_body(&s, vu_id, index, initial)));
+}
+
+/// One scenario: runs until its VUs have ended, cutting them short after its graceful stop,
+/// adding VUs an arrival rate needs.
+fn supervise(start: &Start, first_vu: u64) {
+    let (run, shared) = (&start.run, &start.shared);
     let max = run.sc.executor.max_vus();
-    let (start, end) = run.times();
+    let (begin, end) = run.times();
     let hard_at = end + run.sc.graceful_stop;
     loop {
-        if vus.iter().all(JoinHandle::is_finished) {
+        if run.alive.load(Ordering::Acquire) == 0 {
             break;
         }
         let now = Instant::now();
-        if now >= hard_at || (shared.is_aborted() && now >= start) {
+        if now >= hard_at || (shared.is_aborted() && now >= begin) {
             // The graceful stop is over (or the run aborted): cut the iterations short.
             let _ = run.stop_tx.send(true);
             for f in run
@@ -375,42 +402,43 @@ fn scenario(
                 f.store(true, Ordering::Relaxed);
             }
         }
-        if run.want_more.swap(false, Ordering::Relaxed) && (vus.len() as u64) < max && now < end {
-            vus.push(spawn(vus.len() as u64, None));
+        let spawned = run.spawned.load(Ordering::Relaxed);
+        if run.want_more.swap(false, Ordering::Relaxed) && spawned < max && now < end {
+            spawn_vu(start, first_vu + spawned, false);
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-    for h in vus {
-        let _ = h.join();
     }
     run.finished.store(true, Ordering::Relaxed);
 }
 
-fn vu_thread(
-    shared: Arc<Shared>,
-    run: Arc<ScenarioRun>,
-    vu_id: u64,
-    index: u64,
-    init_error: Arc<OnceLock<String>>,
-    ready: Option<Arc<Barrier>>,
-) {
-    let made = Vu::new(shared.clone(), vu_id);
-    if let Some(b) = ready {
-        b.wait();
+/// A VU's life, on its worker: init, wait for the run's start, iterate as the executor says.
+fn vu_body(start: &Start, vu_id: u64, index: u64, initial: bool) {
+    let (run, shared) = (&start.run, &start.shared);
+    let made = Vu::new(shared.clone(), vu_id, false);
+    if initial {
+        start.ready.fetch_add(1, Ordering::AcqRel);
+        let mut started = start.started.clone();
+        sched::block_on(async move {
+            let _ = started.wait_for(|s| *s).await;
+        });
     }
-    let mut vu = match made {
-        Ok(vu) => vu,
+    match made {
+        Ok(mut vu) => iterate(&mut vu, run, shared, index),
         Err(e) => {
-            let _ = init_error.set(e.0);
+            let _ = start.init_error.set(e.0);
             shared.abort("a VU could not start".into());
-            return;
         }
-    };
-    let (start, _) = run.times();
+    }
+    run.alive.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Iterates until the executor, the hard stop or an abort says to stop.
+fn iterate(vu: &mut Vu, run: &ScenarioRun, shared: &Shared, index: u64) {
     run.interrupts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(vu.interrupt_flag());
+    let (start, _) = run.times();
     let info = ScenarioInfo {
         name: run.sc.name.clone(),
         executor: run.sc.executor.name(),
@@ -423,9 +451,16 @@ fn vu_thread(
     vu.enter(info, run.stop_tx.subscribe(), &run.sc.env);
     shared.vus_active.fetch_add(1, Ordering::Relaxed);
     run.active.fetch_add(1, Ordering::Relaxed);
-    let now = Instant::now();
-    if start > now {
-        std::thread::sleep(start - now);
+    let wait_until = |vu: &Vu, t: Instant| {
+        vu.st.block(tokio::time::sleep_until(t.into()));
+    };
+    // An arrival rate's VUs claim their first start before the run begins and wait for it
+    // there (so the first start is not late by a timer's tick); the others wait for the start.
+    if !matches!(
+        run.sc.executor,
+        Executor::ConstantArrivalRate { .. } | Executor::RampingArrivalRate { .. }
+    ) {
+        wait_until(vu, start);
     }
     let mut own = 0u64;
     loop {
@@ -435,7 +470,7 @@ fn vu_thread(
         match run.next(index, own) {
             Next::Stop => break,
             Next::Wait(t) => {
-                std::thread::sleep(t.saturating_duration_since(Instant::now()));
+                wait_until(vu, t);
                 continue;
             }
             Next::At(t) => {
@@ -447,7 +482,7 @@ fn vu_thread(
                     continue;
                 }
                 if t > now {
-                    std::thread::sleep(t - now);
+                    wait_until(vu, t);
                 }
             }
             Next::Go => {}
@@ -466,7 +501,7 @@ fn vu_thread(
     }
     run.active.fetch_sub(1, Ordering::Relaxed);
     shared.vus_active.fetch_sub(1, Ordering::Relaxed);
-    drop(vu);
+    vu.st.flush(true);
 }
 
 #[cfg(test)]

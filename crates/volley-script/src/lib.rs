@@ -10,7 +10,8 @@
 //!   aborted);
 //! - `options` (k6's options and shortcuts to scenarios), `thresholds`, `exec` (the executors),
 //!   `ui` (banner and progress), `summary` (the end-of-test summary and `handleSummary` data);
-//! - `vu` (a VU: runtime, iteration, event loop), `state` (what its natives share with it),
+//! - `sched` (VUs as coroutines on a worker thread per core), `vu` (a VU: runtime, iteration,
+//!   event loop), `state` (what its natives share with it),
 //!   `natives` (`__k6` and k6's globals), `modules` (what `import` finds), the built-in
 //!   modules' JavaScript in `js/`, `grpc` (`k6/net/grpc` on `volley_call::dynamic`), `http`
 //!   (`k6/http`'s requests on HTTP/1.1);
@@ -27,6 +28,7 @@ mod modules;
 mod natives;
 mod options;
 mod run;
+mod sched;
 mod shared;
 mod state;
 mod summary;

@@ -55,7 +55,7 @@ fn config_error(shared: &Shared, text: &str) -> i32 {
 impl Run {
     /// The init VU (setup, teardown, handleSummary run there), the options and thresholds.
     pub(crate) fn prepare(shared: &Arc<Shared>, args: &RunArgs) -> Result<Run, i32> {
-        let vu0 = Vu::new(shared.clone(), 0).map_err(|e| script_error(shared, &e.0))?;
+        let vu0 = Vu::new(shared.clone(), 0, true).map_err(|e| script_error(shared, &e.0))?;
         let json = vu0.options_json().map_err(|e| script_error(shared, &e))?;
         let _ = shared.options_json.set(json.clone());
         let opts: ScriptOptions = serde_json::from_str(&json)
@@ -163,7 +163,15 @@ impl Run {
             None
         };
         let _ = shared.setup_data.set(data.clone());
-        let runner = exec::Runner::start(shared, self.scenarios.clone());
+        let runner = match exec::Runner::start(shared, self.scenarios.clone()) {
+            Ok(r) => r,
+            Err(e) => {
+                shared
+                    .log
+                    .line("error", &format!("cannot start the VUs' threads: {e}"), &[]);
+                return exit::GENERIC;
+            }
+        };
         let started = Instant::now();
         let mut next_tick = started + Duration::from_secs(1);
         while !runner.done() {

@@ -1,4 +1,4 @@
-//! What a VU's natives share with it: its tokio runtime (calls block on it), clients and
+//! What a VU's natives share with it: where its calls wait (its worker, see `sched`), clients and
 //! streams, the metrics it records (with sub-metric tags matched here), its group and
 //! scenario, and the stop that cuts a blocked call short. It is the gRPC module's [`Host`].
 
@@ -16,6 +16,7 @@ use crate::{
     grpc::{self, Finished, Host},
     http,
     metrics::{Kind, Sink, SubDef, id},
+    sched,
     shared::Shared,
 };
 
@@ -42,7 +43,9 @@ pub(crate) struct VuState {
     pub shared: Arc<Shared>,
     /// `__VU`: 1 and up; 0 for the VU that runs setup and teardown.
     pub vu: u64,
-    pub tokio: tokio::runtime::Runtime,
+    /// A runtime of its own for a VU outside the workers (the one that runs `setup` and
+    /// `teardown`); `None` for a VU on a worker, which waits on its worker's runtime.
+    pub tokio: Option<tokio::runtime::Runtime>,
     pub in_init: Cell<bool>,
     pub clients: RefCell<Vec<grpc::Client>>,
     pub streams: RefCell<grpc::Streams>,
@@ -59,13 +62,14 @@ pub(crate) struct VuState {
 }
 
 impl VuState {
-    /// Runs `f` on the VU's runtime; `None` when the scenario's hard stop came first.
+    /// Runs `f` to its end (on the VU's worker, or its own runtime); `None` when the
+    /// scenario's hard stop came first.
     pub(crate) fn block<F: Future>(&self, f: F) -> Option<F::Output> {
         let stop = self.stop.borrow().clone();
-        match stop {
-            None => Some(self.tokio.block_on(f)),
-            Some(mut rx) => self.tokio.block_on(async move {
-                tokio::select! {
+        let waited = async move {
+            match stop {
+                None => Some(f.await),
+                Some(mut rx) => tokio::select! {
                     biased;
                     r = f => Some(r),
                     () = async move {
@@ -73,8 +77,20 @@ impl VuState {
                             std::future::pending::<()>().await;
                         }
                     } => None,
-                }
-            }),
+                },
+            }
+        };
+        match &self.tokio {
+            Some(rt) => rt.block_on(waited),
+            None => sched::block_on(waited),
+        }
+    }
+
+    /// Starts a task beside the VU (a stream's), on the runtime its waits use.
+    pub(crate) fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
+        match &self.tokio {
+            Some(rt) => drop(rt.spawn(f)),
+            None => drop(tokio::spawn(f)),
         }
     }
 
@@ -190,7 +206,11 @@ impl VuState {
 
 impl VuState {
     /// VU `vu`'s state, before its init code runs.
-    pub(crate) fn new(shared: Arc<Shared>, vu: u64, tokio: tokio::runtime::Runtime) -> VuState {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        vu: u64,
+        tokio: Option<tokio::runtime::Runtime>,
+    ) -> VuState {
         let subs = shared
             .subs
             .read()
@@ -224,8 +244,8 @@ impl Host for VuState {
         self.in_init.get()
     }
 
-    fn tokio(&self) -> &tokio::runtime::Runtime {
-        &self.tokio
+    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
+        VuState::spawn(self, f);
     }
 
     fn clients(&self) -> &RefCell<Vec<grpc::Client>> {

@@ -1,8 +1,8 @@
-//! A virtual user: one QuickJS runtime with the script's modules, on the thread that runs its
-//! iterations, and a current-thread tokio runtime of its own that its calls block on (k6's API
-//! is synchronous: `invoke` returns the reply). Calls, streams and `sleep` drive that runtime,
-//! so no other thread is woken per call. After each iteration the VU runs its event loop until
-//! its streams have ended, as k6 waits for them.
+//! A virtual user: one QuickJS runtime with the script's modules, running as a coroutine on a
+//! worker thread (`sched`): k6's API is synchronous (`invoke` returns the reply), so a call, a
+//! stream's event or a `sleep` suspends the VU until its worker's runtime has the answer.
+//! After each iteration the VU runs its event loop until its streams have ended, as k6 waits
+//! for them.
 
 use std::{
     collections::BTreeMap,
@@ -54,8 +54,9 @@ pub(crate) struct Vu {
 pub(crate) struct InitError(pub String);
 
 impl Vu {
-    /// Makes VU `vu` and runs the script's init code in it.
-    pub(crate) fn new(shared: Arc<Shared>, vu: u64) -> Result<Vu, InitError> {
+    /// Makes VU `vu` and runs the script's init code in it: on a worker (see `sched`), or,
+    /// with `own_runtime`, on the calling thread with a runtime of its own.
+    pub(crate) fn new(shared: Arc<Shared>, vu: u64, own_runtime: bool) -> Result<Vu, InitError> {
         let rt = Runtime::new()
             .map_err(|e| InitError(format!("cannot start the JavaScript runtime: {e}")))?;
         rt.set_max_stack_size(512 * 1024);
@@ -72,10 +73,15 @@ impl Vu {
         rt.set_interrupt_handler(Some(Box::new(move || flag.load(Ordering::Relaxed))));
         let ctx = Context::full(&rt)
             .map_err(|e| InitError(format!("cannot make a JavaScript context: {e}")))?;
-        let tokio = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| InitError(format!("cannot start VU {vu}'s runtime: {e}")))?;
+        let tokio = match own_runtime {
+            false => None,
+            true => Some(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| InitError(format!("cannot start VU {vu}'s runtime: {e}")))?,
+            ),
+        };
         let st = Rc::new(VuState::new(shared.clone(), vu, tokio));
         let script = shared.script.to_string_lossy().into_owned();
         let exports = ctx.with(|ctx| -> Result<Persistent<Object<'static>>, InitError> {

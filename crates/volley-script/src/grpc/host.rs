@@ -17,7 +17,8 @@ pub(crate) trait Host {
     fn shared(&self) -> &Shared;
     /// In the init context (`load` only there, `connect` never).
     fn in_init(&self) -> bool;
-    fn tokio(&self) -> &tokio::runtime::Runtime;
+    /// Starts a task beside the VU (a stream's), on the runtime its waits use.
+    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F);
     fn clients(&self) -> &RefCell<Vec<Client>>;
     fn streams(&self) -> &RefCell<Streams>;
     /// Runs `f` to its end, or `None` when the VU is stopped first.

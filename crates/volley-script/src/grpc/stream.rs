@@ -37,7 +37,7 @@ pub(crate) fn stream_open(
     let events = streams.tx.clone();
     drop(streams);
     st.record(id::GRPC_STREAMS, Kind::Counter, 1.0);
-    st.tokio().spawn(async move {
+    st.spawn(async move {
         let send = |kind: &'static str, payload: Option<String>| {
             let _ = events.send(Event { id, kind, payload });
         };
