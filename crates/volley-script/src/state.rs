@@ -6,6 +6,7 @@ use std::{
     cell::{Cell, RefCell},
     collections::BTreeMap,
     future::Future,
+    rc::Rc,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -21,7 +22,7 @@ use crate::{
 };
 
 /// How often a VU hands what it recorded to the run's totals.
-const FLUSH_EVERY: Duration = Duration::from_millis(250);
+const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// The scenario a VU is running now, for `k6/execution` and sample tags.
 #[derive(Clone, Debug, Default)]
@@ -51,14 +52,24 @@ pub(crate) struct VuState {
     pub streams: RefCell<grpc::Streams>,
     /// `k6/http`'s connections.
     pub http: RefCell<http::Pool>,
-    pub sink: RefCell<Sink>,
+    /// What the VUs of this thread have recorded since their last merge: one sink per worker,
+    /// shared by its VUs (they never run at once), so a run keeps a histogram per core, not
+    /// per VU.
+    pub sink: Rc<RefCell<Sink>>,
     pub(crate) group: RefCell<String>,
     pub(crate) subs: RefCell<Arc<Vec<SubDef>>>,
     pub(crate) stop: RefCell<Option<watch::Receiver<bool>>>,
     pub scenario: RefCell<ScenarioInfo>,
     /// Iterations of this VU in the whole run.
     pub iter_total: Cell<u64>,
-    pub(crate) last_flush: Cell<Instant>,
+    /// When this thread's sink was last merged into the run's totals.
+    pub(crate) last_flush: Rc<Cell<Instant>>,
+}
+
+thread_local! {
+    /// The sink of this thread's VUs, and when it was last merged.
+    static SINK: (Rc<RefCell<Sink>>, Rc<Cell<Instant>>) =
+        (Rc::new(RefCell::new(Sink::default())), Rc::new(Cell::new(Instant::now())));
 }
 
 impl VuState {
@@ -225,12 +236,12 @@ impl VuState {
             clients: RefCell::new(Vec::new()),
             streams: RefCell::new(grpc::Streams::default()),
             http: RefCell::new(http::Pool::default()),
-            sink: RefCell::new(Sink::default()),
+            sink: SINK.with(|s| s.0.clone()),
             group: RefCell::new(String::new()),
             stop: RefCell::new(None),
             scenario: RefCell::new(ScenarioInfo::default()),
             iter_total: Cell::new(0),
-            last_flush: Cell::new(Instant::now()),
+            last_flush: SINK.with(|s| s.1.clone()),
         }
     }
 }
