@@ -8,7 +8,8 @@
 //! - `cli` (k6's flags), `run` (a run: options, setup, scenarios, thresholds, summary, exit
 //!   code as k6 sets it: 99 thresholds crossed, 104 bad options, 107 a script error, 108
 //!   aborted);
-//! - `options` (k6's options and shortcuts to scenarios), `thresholds`, `exec` (the executors),
+//! - `options` (k6's options and shortcuts to scenarios), `thresholds`, `exec` (the executors;
+//!   `arrival`, the start times of an arrival rate),
 //!   `ui` (banner and progress), `summary` (the end-of-test summary and `handleSummary` data);
 //! - `sched` (VUs as coroutines on a worker thread per core), `vu` (a VU: runtime, iteration,
 //!   event loop), `state` (what its natives share with it),
@@ -17,6 +18,7 @@
 //!   (`k6/http`'s requests on HTTP/1.1);
 //! - `metrics` (k6's metrics, per-VU sinks, totals), `shared` (what the VUs share), `log`.
 
+mod arrival;
 mod cli;
 mod duration;
 mod exec;
