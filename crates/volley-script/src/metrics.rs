@@ -335,6 +335,20 @@ fn quantile(hist: &Histogram<u64>, q: f64, min: f64, max: f64) -> f64 {
     (hist.value_at_quantile(q) as f64 / TREND_SCALE).clamp(min, max)
 }
 
+/// Moves each aggregate of `from` into `into`, merging where `into` has one already.
+fn merge_slots(into: &mut Vec<Option<Agg>>, from: &mut [Option<Agg>]) {
+    for (i, a) in from.iter_mut().enumerate() {
+        let Some(a) = a.take() else { continue };
+        if into.len() <= i {
+            into.resize_with(i + 1, || None);
+        }
+        match &mut into[i] {
+            Some(mine) => mine.merge(&a),
+            slot => *slot = Some(a),
+        }
+    }
+}
+
 /// A check's passes and fails, under its group.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CheckCount {
@@ -408,26 +422,8 @@ impl Sink {
 
     /// Adds `other` into this one and empties it.
     pub(crate) fn take_from(&mut self, other: &mut Sink) {
-        for (i, a) in other.aggs.iter_mut().enumerate() {
-            let Some(a) = a.take() else { continue };
-            if self.aggs.len() <= i {
-                self.aggs.resize_with(i + 1, || None);
-            }
-            match &mut self.aggs[i] {
-                Some(mine) => mine.merge(&a),
-                slot => *slot = Some(a),
-            }
-        }
-        for (i, a) in other.subs.iter_mut().enumerate() {
-            let Some(a) = a.take() else { continue };
-            if self.subs.len() <= i {
-                self.subs.resize_with(i + 1, || None);
-            }
-            match &mut self.subs[i] {
-                Some(mine) => mine.merge(&a),
-                slot => *slot = Some(a),
-            }
-        }
+        merge_slots(&mut self.aggs, &mut other.aggs);
+        merge_slots(&mut self.subs, &mut other.subs);
         for c in other.checks.drain(..) {
             let key = (c.group.clone(), c.name.clone());
             match self.check_index.get(&key) {

@@ -298,15 +298,20 @@ fn every_executor_starts_what_it_should() {
     assert!((57.0..=61.0).contains(&count("rampingArrival")), "{n}");
 }
 
-#[test]
-fn chained_calls_log_in_then_use_the_token_at_an_arrival_rate() {
-    let server = VOLLEY.serve(&[
+/// `volley serve` answering chain.proto's login and items from chain_stubs.json.
+fn chain_server() -> volley_testkit::VolleyProcess {
+    VOLLEY.serve(&[
         "--no-builtin",
         "--proto",
         &data("chain.proto").display().to_string(),
         "--stubs",
         &data("chain_stubs.json").display().to_string(),
-    ]);
+    ])
+}
+
+#[test]
+fn chained_calls_log_in_then_use_the_token_at_an_arrival_rate() {
+    let server = chain_server();
     let r = run(
         "login_chain.js",
         &["chain.proto"],
@@ -326,13 +331,7 @@ fn chained_calls_log_in_then_use_the_token_at_an_arrival_rate() {
 
 #[test]
 fn a_login_over_http_then_grpc_calls_with_its_token() {
-    let server = VOLLEY.serve(&[
-        "--no-builtin",
-        "--proto",
-        &data("chain.proto").display().to_string(),
-        "--stubs",
-        &data("chain_stubs.json").display().to_string(),
-    ]);
+    let server = chain_server();
     let r = run(
         "http_login.js",
         &["chain.proto"],

@@ -8,10 +8,7 @@ use super::{
     format::{Contains, contains},
     report::Report,
 };
-use crate::{
-    metrics::{Agg, Def, Kind},
-    thresholds::MetricThresholds,
-};
+use crate::metrics::{Agg, Def, Kind};
 
 /// The data `handleSummary(data)` gets, in k6's shape (`metrics`, `root_group`, `options`,
 /// `state`).
@@ -22,47 +19,20 @@ pub(crate) fn data(r: &Report<'_>, stdout_tty: bool) -> Value {
             continue;
         };
         let mut m = metric_json(d, a, r);
-        let ths: Vec<(usize, &MetricThresholds)> = r
-            .thresholds
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.metric == d.name && t.tags.is_empty())
+        let own: Vec<usize> = (0..r.thresholds.len())
+            .filter(|&ti| r.thresholds[ti].metric == d.name && r.thresholds[ti].tags.is_empty())
             .collect();
-        if !ths.is_empty() {
-            let mut o = Map::new();
-            for (ti, t) in ths {
-                for (j, th) in t.list.iter().enumerate() {
-                    let ok = r
-                        .outcomes
-                        .get(ti)
-                        .and_then(|x| x.get(j))
-                        .copied()
-                        .unwrap_or(true);
-                    o.insert(th.source.clone(), json!({ "ok": ok }));
-                }
-            }
-            m.insert("thresholds".into(), Value::Object(o));
+        if !own.is_empty() {
+            m.insert("thresholds".into(), outcomes(r, &own));
         }
         metrics.insert(d.name.clone(), Value::Object(m));
-        for (ti, t) in r
-            .thresholds
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.metric == d.name && !t.tags.is_empty())
-        {
+        for (ti, t) in r.thresholds.iter().enumerate() {
+            if t.metric != d.name || t.tags.is_empty() {
+                continue;
+            }
             if let Some((_, Some(sa))) = r.subs.iter().find(|(k, _)| *k == t.key) {
                 let mut m = metric_json(d, sa, r);
-                let mut o = Map::new();
-                for (j, th) in t.list.iter().enumerate() {
-                    let ok = r
-                        .outcomes
-                        .get(ti)
-                        .and_then(|x| x.get(j))
-                        .copied()
-                        .unwrap_or(true);
-                    o.insert(th.source.clone(), json!({ "ok": ok }));
-                }
-                m.insert("thresholds".into(), Value::Object(o));
+                m.insert("thresholds".into(), outcomes(r, &[ti]));
                 metrics.insert(t.key.clone(), Value::Object(m));
             }
         }
@@ -79,6 +49,23 @@ pub(crate) fn data(r: &Report<'_>, stdout_tty: bool) -> Value {
         "state": {"isStdOutTTY": stdout_tty, "isStdErrTTY": false, "testRunDurationMs": r.elapsed * 1000.0},
         "metrics": metrics,
     })
+}
+
+/// `{"p(95)<300": {"ok": true}, ...}` for the thresholds at `which`.
+fn outcomes(r: &Report<'_>, which: &[usize]) -> Value {
+    let mut o = Map::new();
+    for &ti in which {
+        for (j, th) in r.thresholds[ti].list.iter().enumerate() {
+            let ok = r
+                .outcomes
+                .get(ti)
+                .and_then(|x| x.get(j))
+                .copied()
+                .unwrap_or(true);
+            o.insert(th.source.clone(), json!({ "ok": ok }));
+        }
+    }
+    Value::Object(o)
 }
 
 fn metric_json(d: &Def, a: &Agg, r: &Report<'_>) -> Map<String, Value> {
