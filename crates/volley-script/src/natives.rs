@@ -139,6 +139,15 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
         grpc::invoke(&*s, c, &method, &body, &params).map_err(|e| throw(&ctx, e))
     });
     let s = st.clone();
+    native!("grpcAsyncInvoke", move |ctx: Ctx<'_>,
+                                     c: u32,
+                                     method: String,
+                                     body: String,
+                                     params: String|
+          -> rquickjs::Result<u32> {
+        grpc::async_invoke(&*s, c, &method, &body, &params).map_err(|e| throw(&ctx, e))
+    });
+    let s = st.clone();
     native!("grpcHealth", move |ctx: Ctx<'_>,
                                 c: u32,
                                 service: String|

@@ -15,7 +15,8 @@ use std::{
 };
 
 use rquickjs::{
-    CatchResultExt, CaughtError, Context, Function, Module, Object, Persistent, Runtime, Value,
+    CatchResultExt, CaughtError, Context, Function, Module, Object, Persistent, Promise, Runtime,
+    Value,
 };
 use tokio::sync::watch;
 
@@ -162,24 +163,45 @@ impl Vu {
         name: &str,
         arg: Option<&str>,
     ) -> Result<Option<String>, String> {
-        let r = self.ctx.with(|ctx| -> Result<Option<String>, String> {
-            let ns = self
-                .exports
-                .clone()
-                .restore(&ctx)
-                .map_err(|e| e.to_string())?;
-            let f: Function = ns
-                .get(name)
-                .map_err(|e| format!("{name} is not a function: {e}"))?;
-            let arg: Value = match arg {
-                Some(text) => ctx.json_parse(text).catch(&ctx).map_err(caught)?,
-                None => Value::new_undefined(ctx.clone()),
+        // The value, or the promise an async function returned (settled after the event loop).
+        let called = self.ctx.with(
+            |ctx| -> Result<
+                Result<Persistent<Value<'static>>, Persistent<Promise<'static>>>,
+                String,
+            > {
+                let ns = self
+                    .exports
+                    .clone()
+                    .restore(&ctx)
+                    .map_err(|e| e.to_string())?;
+                let f: Function = ns
+                    .get(name)
+                    .map_err(|e| format!("{name} is not a function: {e}"))?;
+                let arg: Value = match arg {
+                    Some(text) => ctx.json_parse(text).catch(&ctx).map_err(caught)?,
+                    None => Value::new_undefined(ctx.clone()),
+                };
+                let v: Value = f.call((arg,)).catch(&ctx).map_err(caught)?;
+                Ok(match v.as_promise() {
+                    Some(p) => Err(Persistent::save(&ctx, p.clone())),
+                    None => Ok(Persistent::save(&ctx, v)),
+                })
+            },
+        )?;
+        self.event_loop();
+        self.ctx.with(|ctx| {
+            let v: Value = match called {
+                Ok(v) => v.restore(&ctx).map_err(|e| e.to_string())?,
+                Err(p) => {
+                    let p = p.restore(&ctx).map_err(|e| e.to_string())?;
+                    match p.result::<Value>() {
+                        Some(r) => r.catch(&ctx).map_err(caught)?,
+                        None => {
+                            return Err(format!("{name} returned a promise that never settled"));
+                        }
+                    }
+                }
             };
-            let mut v: Value = f.call((arg,)).catch(&ctx).map_err(caught)?;
-            if let Some(p) = v.as_promise().cloned() {
-                drain_jobs(&self.rt);
-                v = p.finish::<Value>().catch(&ctx).map_err(caught)?;
-            }
             if v.is_undefined() {
                 return Ok(None);
             }
@@ -188,9 +210,7 @@ impl Vu {
                 .catch(&ctx)
                 .map_err(caught)?
                 .and_then(|s| s.to_string().ok()))
-        });
-        self.event_loop();
-        r
+        })
     }
 
     /// Sets the scenario this VU runs now, its hard stop and `setup()`'s data.
@@ -237,29 +257,33 @@ impl Vu {
             n
         };
         let started = Instant::now();
-        let result = self.ctx.with(|ctx| -> Result<(), String> {
-            let g = ctx.globals();
-            let _ = g.set("__ITER", n);
-            let ns = self
-                .exports
-                .clone()
-                .restore(&ctx)
-                .catch(&ctx)
-                .map_err(caught)?;
-            let f: Function = ns.get(exec).catch(&ctx).map_err(caught)?;
-            let data: Value = match &self.data {
-                Some(d) => d.clone().restore(&ctx).catch(&ctx).map_err(caught)?,
-                None => Value::new_undefined(ctx.clone()),
-            };
-            let v: Value = f.call((data,)).catch(&ctx).map_err(caught)?;
-            if let Some(p) = v.as_promise() {
-                drain_jobs(&self.rt);
-                p.clone().finish::<Value>().catch(&ctx).map_err(caught)?;
-            }
-            Ok(())
-        });
-        let error = result.err();
+        let called = self.ctx.with(
+            |ctx| -> Result<Option<Persistent<Promise<'static>>>, String> {
+                let g = ctx.globals();
+                let _ = g.set("__ITER", n);
+                let ns = self
+                    .exports
+                    .clone()
+                    .restore(&ctx)
+                    .catch(&ctx)
+                    .map_err(caught)?;
+                let f: Function = ns.get(exec).catch(&ctx).map_err(caught)?;
+                let data: Value = match &self.data {
+                    Some(d) => d.clone().restore(&ctx).catch(&ctx).map_err(caught)?,
+                    None => Value::new_undefined(ctx.clone()),
+                };
+                let v: Value = f.call((data,)).catch(&ctx).map_err(caught)?;
+                Ok(v.into_promise().map(|p| Persistent::save(&ctx, p)))
+            },
+        );
+        // Streams, asyncInvoke replies and promise jobs run to their end; an async function's
+        // promise has settled by then unless it waits on nothing volley knows of.
         self.event_loop();
+        let error = match called {
+            Err(text) => Some(text),
+            Ok(None) => None,
+            Ok(Some(p)) => self.settled(p).err(),
+        };
         st.iter_total.set(st.iter_total.get() + 1);
         let interrupted = self.interrupt.load(Ordering::Relaxed)
             || st.stop.borrow().as_ref().is_some_and(|r| *r.borrow());
@@ -285,7 +309,19 @@ impl Vu {
         outcome
     }
 
-    /// Runs promise jobs and hands stream events to the script until no stream is open.
+    /// An async function's outcome: `Err` with the rejection's text.
+    fn settled(&self, p: Persistent<Promise<'static>>) -> Result<(), String> {
+        self.ctx.with(|ctx| {
+            let p = p.restore(&ctx).map_err(|e| e.to_string())?;
+            match p.result::<Value>() {
+                Some(r) => r.map(|_| ()).catch(&ctx).map_err(caught),
+                None => Ok(()),
+            }
+        })
+    }
+
+    /// Runs promise jobs and hands stream events and `asyncInvoke` replies to the script until
+    /// none is awaited.
     fn event_loop(&mut self) {
         loop {
             drain_jobs(&self.rt);
@@ -310,6 +346,12 @@ impl Vu {
                     .st
                     .record(id::GRPC_STREAMS_MSGS_RECEIVED, Kind::Counter, 1.0),
                 "end" => self.st.streams.borrow_mut().ended(ev.id),
+                "reply" | "fail" => {
+                    if let Some(call) = &ev.call {
+                        self.st.record_call(&call.finished());
+                    }
+                    self.st.streams.borrow_mut().ended(ev.id);
+                }
                 _ => {}
             }
             if ev.kind == "data" {

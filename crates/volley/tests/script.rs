@@ -355,6 +355,34 @@ fn a_login_over_http_then_grpc_calls_with_its_token() {
 }
 
 #[test]
+fn async_invoke_calls_run_at_once() {
+    let server = chain_server();
+    let r = run(
+        "async_invoke.js",
+        &["chain.proto"],
+        &server.addr().to_string(),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for want in [
+        "✓ all three answered",
+        "✓ at once, not one after another",
+        "✓ a failed call resolves with its status",
+        "✓ an unknown method rejects",
+        "1 complete and 0 interrupted iterations",
+        // Each asyncInvoke is a call in grpc_req_duration, as invoke's are.
+        "grpc_req_duration",
+    ] {
+        assert!(
+            r.stdout.contains(want),
+            "{want:?} not in:\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
+
+#[test]
 fn chained_calls_list_then_get_each_item() {
     let server = VOLLEY.serve(&[]);
     let r = run("list_then_get.js", &[], &server.addr().to_string(), &[]);

@@ -63,8 +63,36 @@ pub(super) struct Conn {
 /// A stream's event for the VU's event loop.
 pub(crate) struct Event {
     pub id: u32,
+    /// `data`, `error`, `end` (a stream's); `reply`, `fail` (an `asyncInvoke`'s).
     pub kind: &'static str,
     pub payload: Option<String>,
+    /// An `asyncInvoke`'s call, for the VU to record when it takes the reply.
+    pub call: Option<Box<Record>>,
+}
+
+/// A finished unary call, owned (it crosses from the call's task to its VU).
+pub(crate) struct Record {
+    pub addr: String,
+    pub path: String,
+    pub code: i32,
+    pub took: Duration,
+    pub sent: usize,
+    pub received: usize,
+    pub tags: Vec<(String, String)>,
+}
+
+impl Record {
+    pub(crate) fn finished(&self) -> Finished<'_> {
+        Finished {
+            addr: &self.addr,
+            path: &self.path,
+            code: self.code,
+            took: self.took,
+            sent: self.sent,
+            received: self.received,
+            tags: &self.tags,
+        }
+    }
 }
 
 /// A VU's open streams and the channel their events come back on.
@@ -100,6 +128,14 @@ impl Default for Streams {
 }
 
 impl Streams {
+    /// A new id for something the event loop waits for (an `asyncInvoke`), and the channel
+    /// its event comes back on.
+    pub(crate) fn open_one(&mut self) -> (u32, mpsc::UnboundedSender<Event>) {
+        self.next += 1;
+        self.open += 1;
+        (self.next, self.tx.clone())
+    }
+
     /// A stream has ended: its writer goes.
     pub(crate) fn ended(&mut self, id: u32) {
         self.writers.remove(&id);

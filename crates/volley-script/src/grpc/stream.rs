@@ -39,7 +39,12 @@ pub(crate) fn stream_open(
     st.record(id::GRPC_STREAMS, Kind::Counter, 1.0);
     st.spawn(async move {
         let send = |kind: &'static str, payload: Option<String>| {
-            let _ = events.send(Event { id, kind, payload });
+            let _ = events.send(Event {
+                id,
+                kind,
+                payload,
+                call: None,
+            });
         };
         let mut call = match Call::open(&conn.conn, &head).await {
             Ok(c) => c,

@@ -1,20 +1,139 @@
 //! Unary calls: `client.invoke` (the reply as `{status, message, headers, trailers, error}`)
 //! and `client.healthCheck`.
 
-use std::{fmt::Write as _, time::Instant};
+use std::{
+    fmt::Write as _,
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use prost::Message as _;
-use prost_reflect::DynamicMessage;
+use prost_reflect::{DynamicMessage, MessageDescriptor};
 use volley_call::dynamic::{Call, CallStatus, Head, Metadata};
+use volley_client::Connection;
 
 use super::{
     call::{
         call_params, connected, find_method, head, metadata_json, request, status_json, to_json,
     },
     client::with_client,
-    host::{Finished, Host},
+    host::{Conn, Event, Finished, Host, Record},
 };
+
+/// A unary call ready to go: where, what, and how its reply is shown.
+struct Prepared {
+    conn: Conn,
+    head: Head,
+    msg: DynamicMessage,
+    out: MessageDescriptor,
+    discard: bool,
+    tags: Vec<(String, String)>,
+    /// The request message's encoded length.
+    sent: usize,
+}
+
+/// A unary call's end: response headers, the reply message, status, trailers, time taken.
+struct Done {
+    headers: Metadata,
+    reply: Option<Bytes>,
+    status: CallStatus,
+    trailers: Metadata,
+    took: Duration,
+}
+
+fn prepare(
+    st: &impl Host,
+    client: u32,
+    method: &str,
+    body: &str,
+    params: &str,
+    what: &str,
+) -> Result<Prepared, String> {
+    let (conn, pool) = connected(st, client)?;
+    let m = find_method(&pool, method)?;
+    let p = call_params(params, what)?;
+    let msg = request(m.input(), body)?;
+    let sent = msg.encoded_len();
+    if sent > conn.max_send {
+        return Err(format!(
+            "trying to send message larger than max ({sent} vs. {})",
+            conn.max_send
+        ));
+    }
+    let head = head(&conn, &m, &p, true);
+    Ok(Prepared {
+        conn,
+        head,
+        msg,
+        out: m.output(),
+        discard: p.discard,
+        tags: p.tags,
+        sent,
+    })
+}
+
+/// Makes the call: the request, then the reply read to its end (gRPC-Web and Connect carry
+/// the status after the message).
+async fn exchange(conn: &Connection, head: &Head, msg: &DynamicMessage) -> Done {
+    let started = Instant::now();
+    let done = async {
+        let mut call = Call::open(conn, head).await?;
+        call.send(msg, true).await?;
+        let headers = call.headers().await;
+        let reply = call.message().await?;
+        while call.message().await?.is_some() {}
+        let (status, trailers) = call.finish().await;
+        Ok::<_, CallStatus>((headers, reply, status, trailers))
+    }
+    .await;
+    let (headers, reply, status, trailers) = match done {
+        Ok(x) => x,
+        Err(s) => (Metadata::new(), None, s, Metadata::new()),
+    };
+    Done {
+        headers,
+        reply,
+        status,
+        trailers,
+        took: started.elapsed(),
+    }
+}
+
+impl Done {
+    fn received(&self) -> usize {
+        self.reply.as_ref().map_or(0, |b| b.len() + 5)
+    }
+
+    /// `{status, message, headers, trailers, error}` as JSON text.
+    fn reply_json(self, out_desc: MessageDescriptor, discard: bool) -> Result<String, String> {
+        let mut out = String::with_capacity(128 + self.received() * 2);
+        let _ = write!(out, "{{\"status\":{},\"message\":", self.status.code);
+        if discard {
+            out.push_str("null");
+        } else {
+            let msg = match self.reply.filter(|_| self.status.code == 0) {
+                Some(b) => DynamicMessage::decode(out_desc.clone(), b).map_err(|e| {
+                    format!(
+                        "unable to decode the reply as {}: {e}",
+                        out_desc.full_name()
+                    )
+                })?,
+                None => DynamicMessage::new(out_desc),
+            };
+            to_json(&mut out, &msg);
+        }
+        out.push_str(",\"headers\":");
+        metadata_json(&mut out, &self.headers);
+        out.push_str(",\"trailers\":");
+        metadata_json(&mut out, &self.trailers);
+        if self.status.code != 0 {
+            out.push_str(",\"error\":");
+            status_json(&mut out, &self.status);
+        }
+        out.push('}');
+        Ok(out)
+    }
+}
 
 /// `client.invoke(method, request, params)`.
 pub(crate) fn invoke(
@@ -24,73 +143,64 @@ pub(crate) fn invoke(
     body: &str,
     params: &str,
 ) -> Result<String, String> {
-    let (conn, pool) = connected(st, client)?;
-    let m = find_method(&pool, method)?;
-    let p = call_params(params, "GRPC's client.invoke()")?;
-    let msg = request(m.input(), body)?;
-    let out_desc = m.output();
-    let head = head(&conn, &m, &p, true);
-    let sent = msg.encoded_len();
-    if sent > conn.max_send {
-        return Err(format!(
-            "trying to send message larger than max ({sent} vs. {})",
-            conn.max_send
-        ));
-    }
-    let started = Instant::now();
+    let c = prepare(st, client, method, body, params, "GRPC's client.invoke()")?;
     let done = st
-        .block(async {
-            let mut call = Call::open(&conn.conn, &head).await?;
-            call.send(&msg, true).await?;
-            let headers = call.headers().await;
-            let reply = call.message().await?;
-            // Read to the end: gRPC-Web and Connect carry the status after the message.
-            while call.message().await?.is_some() {}
-            let (status, trailers) = call.finish().await;
-            Ok::<_, CallStatus>((headers, reply, status, trailers))
-        })
+        .block(exchange(&c.conn.conn, &c.head, &c.msg))
         .ok_or("interrupted")?;
-    let took = started.elapsed();
-    let (headers, reply, status, trailers) = match done {
-        Ok(x) => x,
-        Err(s) => (Metadata::new(), None, s, Metadata::new()),
-    };
-    let received = reply.as_ref().map_or(0, Bytes::len);
     st.record_call(&Finished {
-        addr: &conn.addr,
-        path: &head.path,
-        code: status.code,
-        took,
-        sent: sent + 5,
-        received: received + 5 * usize::from(received > 0),
-        tags: &p.tags,
+        addr: &c.conn.addr,
+        path: &c.head.path,
+        code: done.status.code,
+        took: done.took,
+        sent: c.sent + 5,
+        received: done.received(),
+        tags: &c.tags,
     });
-    let mut out = String::with_capacity(128 + received * 2);
-    let _ = write!(out, "{{\"status\":{},\"message\":", status.code);
-    if p.discard {
-        out.push_str("null");
-    } else {
-        let msg = match reply.filter(|_| status.code == 0) {
-            Some(b) => DynamicMessage::decode(out_desc.clone(), b).map_err(|e| {
-                format!(
-                    "unable to decode the reply as {}: {e}",
-                    out_desc.full_name()
-                )
-            })?,
-            None => DynamicMessage::new(out_desc),
+    done.reply_json(c.out, c.discard)
+}
+
+/// `client.asyncInvoke(method, request, params)`: the call runs beside the VU's other work; its
+/// reply (or why it could not be read) comes back as an event the VU's event loop hands to the
+/// Promise, with what the metrics need.
+pub(crate) fn async_invoke(
+    st: &impl Host,
+    client: u32,
+    method: &str,
+    body: &str,
+    params: &str,
+) -> Result<u32, String> {
+    let c = prepare(
+        st,
+        client,
+        method,
+        body,
+        params,
+        "GRPC's client.asyncInvoke()",
+    )?;
+    let (id, events) = st.streams().borrow_mut().open_one();
+    st.spawn(async move {
+        let done = exchange(&c.conn.conn, &c.head, &c.msg).await;
+        let record = Record {
+            addr: c.conn.addr.clone(),
+            path: c.head.path.clone(),
+            code: done.status.code,
+            took: done.took,
+            sent: c.sent + 5,
+            received: done.received(),
+            tags: c.tags,
         };
-        to_json(&mut out, &msg);
-    }
-    out.push_str(",\"headers\":");
-    metadata_json(&mut out, &headers);
-    out.push_str(",\"trailers\":");
-    metadata_json(&mut out, &trailers);
-    if status.code != 0 {
-        out.push_str(",\"error\":");
-        status_json(&mut out, &status);
-    }
-    out.push('}');
-    Ok(out)
+        let (kind, payload) = match done.reply_json(c.out, c.discard) {
+            Ok(json) => ("reply", json),
+            Err(e) => ("fail", e),
+        };
+        let _ = events.send(Event {
+            id,
+            kind,
+            payload: Some(payload),
+            call: Some(Box::new(record)),
+        });
+    });
+    Ok(id)
 }
 
 /// `client.healthCheck(service)`: grpc.health.v1's Check, `{status}` back.

@@ -45,13 +45,14 @@ export class Client {
     return JSON.parse(n.grpcInvoke(this._id, String(method), body, params(p)));
   }
   asyncInvoke(method, request, p) {
-    return new Promise((resolve, reject) => {
-      try {
-        resolve(this.invoke(method, request, p));
-      } catch (e) {
-        reject(e);
-      }
-    });
+    const body = request === undefined || request === null ? '' : JSON.stringify(request);
+    let id;
+    try {
+      id = n.grpcAsyncInvoke(this._id, String(method), body, params(p));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => replies.set(id, { resolve, reject }));
   }
   healthCheck(service) {
     return JSON.parse(n.grpcHealth(this._id, service === undefined || service === null ? '' : String(service)));
@@ -62,9 +63,19 @@ export class Client {
 }
 
 const streams = new Map();
+const replies = new Map();
 
-// Called by the VU's event loop with a stream's events, in arrival order.
+// Called by the VU's event loop with a stream's events and asyncInvoke's replies, in arrival
+// order.
 globalThis.__k6_stream_event = (id, event, payload) => {
+  if (event === 'reply' || event === 'fail') {
+    const r = replies.get(id);
+    replies.delete(id);
+    if (r === undefined) return;
+    if (event === 'reply') r.resolve(JSON.parse(payload));
+    else r.reject(new Error(payload));
+    return;
+  }
   const s = streams.get(id);
   if (s === undefined) return;
   if (event === 'end') streams.delete(id);
