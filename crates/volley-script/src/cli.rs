@@ -33,6 +33,10 @@ pub struct RunArgs {
     /// Write the end-of-test summary as JSON to this file (k6's older export format).
     #[arg(long)]
     pub summary_export: Option<String>,
+    /// Write the thresholds' verdicts as JUnit XML to this file (volley bench's `--junit`), one
+    /// test case per threshold, for CI systems to show.
+    #[arg(long)]
+    pub junit: Option<String>,
     /// Print no end-of-test summary.
     #[arg(long)]
     pub no_summary: bool,

@@ -251,6 +251,13 @@ impl Run {
                     .line("error", &format!("--summary-export {path}: {e}"), &[]);
             }
         }
+        if let Some(path) = &args.junit
+            && let Err(e) = write_junit(path, &report)
+        {
+            shared
+                .log
+                .line("error", &format!("--junit {path}: {e}"), &[]);
+        }
         if !args.quiet {
             let _ = stdout.write_all(ui::progress(shared, &runs, max, true).as_bytes());
         }
@@ -379,6 +386,26 @@ fn judge(
                 .collect()
         })
         .collect()
+}
+
+/// `--junit FILE`: each threshold a test case, as `volley bench --junit` writes them.
+fn write_junit(path: &str, r: &summary::Report<'_>) -> std::io::Result<()> {
+    use volley_bench::gate::{Verdict, Verdicts, write_junit};
+    let mut verdicts = Verdicts::default();
+    for (t, outcomes) in r.thresholds.iter().zip(r.outcomes) {
+        for (th, ok) in t.list.iter().zip(outcomes) {
+            let (observed, shown) = summary::observed(r, t, th);
+            verdicts.thresholds.push(Verdict {
+                threshold: format!("{}: {}", t.key, th.source.trim()),
+                observed,
+                shown,
+                held: *ok,
+            });
+        }
+    }
+    let mut out = Vec::new();
+    write_junit(&mut out, "volley run", &verdicts)?;
+    std::fs::write(path, out)
 }
 
 /// `handleSummary`'s result: `stdout`, `stderr`, or a file path for each key.

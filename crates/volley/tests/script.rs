@@ -197,8 +197,31 @@ fn each_kind_of_stream_runs_to_its_end() {
 #[test]
 fn crossed_thresholds_exit_99_and_say_which() {
     let rg = route_guide();
-    let r = run("thresholds_fail.js", &[], &rg.addr, &[]);
+    let r = run(
+        "thresholds_fail.js",
+        &[],
+        &rg.addr,
+        &["--junit", "junit.xml"],
+    );
     assert_eq!(r.code, 99, "{}{}", r.stdout, r.stderr);
+    // --junit: a test case per threshold, as volley bench writes them.
+    let junit = std::fs::read_to_string(r.dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(r#"<testsuite name="volley run" tests="3" failures="2" errors="0">"#),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(r#"name="grpc_req_duration: avg&lt;0"><failure message="avg="#),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(r#"name="grpc_req_duration: max&lt;60000"><system-out>max="#),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(r#"name="checks: rate&gt;0.99"><failure message="rate=0.00%"/>"#),
+        "{junit}"
+    );
     for want in [
         "default: 3 iterations shared among 1 VUs",
         "    ✗ 'avg<0' avg=",

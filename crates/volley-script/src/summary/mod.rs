@@ -13,7 +13,10 @@ pub(crate) use data::{data, export};
 use format::{contains, fixed_trimmed, percent, value};
 pub(crate) use report::Report;
 
-use crate::metrics::{Agg, CheckCount, Def, Kind};
+use crate::{
+    metrics::{Agg, CheckCount, Def, Kind},
+    thresholds::{MetricThresholds, Threshold},
+};
 
 const DEFAULT_TREND_STATS: [&str; 6] = ["avg", "min", "med", "max", "p(90)", "p(95)"];
 
@@ -141,6 +144,41 @@ fn render_rows(out: &mut String, rows: &[(String, Line)], width: usize) {
     }
 }
 
+/// What a threshold looked at: its value (milliseconds for times), and as the summary shows it
+/// (`p(95)=752.63ms`).
+pub(crate) fn observed(
+    r: &Report<'_>,
+    t: &MetricThresholds,
+    th: &Threshold,
+) -> (Option<f64>, String) {
+    let Some(d) = r.defs.iter().find(|d| d.name == t.metric) else {
+        return (None, String::new());
+    };
+    let agg = agg_of(r, t);
+    let shown = th.source.split(['=', '>', '<']).next().unwrap_or("").trim();
+    (
+        agg.and_then(|a| a.stat(&th.stat, r.elapsed)),
+        format!("{shown}={}", threshold_value(d, &th.stat, agg, r.elapsed)),
+    )
+}
+
+/// The aggregate a threshold key names: the metric's, or its sub-metric's.
+fn agg_of<'a>(r: &'a Report<'_>, t: &MetricThresholds) -> Option<&'a Agg> {
+    if t.tags.is_empty() {
+        r.totals.agg(
+            r.defs
+                .iter()
+                .position(|x| x.name == t.metric)
+                .unwrap_or(usize::MAX),
+        )
+    } else {
+        r.subs
+            .iter()
+            .find(|(k, _)| *k == t.key)
+            .and_then(|(_, a)| a.as_ref())
+    }
+}
+
 fn threshold_value(d: &Def, stat: &str, a: Option<&Agg>, elapsed: f64) -> String {
     let v = a.and_then(|a| a.stat(stat, elapsed)).unwrap_or(0.0);
     match (d.kind, stat) {
@@ -179,19 +217,7 @@ pub(crate) fn text(r: &Report<'_>) -> String {
             } else {
                 ("    ", t.key.clone())
             };
-            let agg = if t.tags.is_empty() {
-                r.totals.agg(
-                    r.defs
-                        .iter()
-                        .position(|x| x.name == t.metric)
-                        .unwrap_or(usize::MAX),
-                )
-            } else {
-                r.subs
-                    .iter()
-                    .find(|(k, _)| *k == t.key)
-                    .and_then(|(_, a)| a.as_ref())
-            };
+            let agg = agg_of(r, t);
             let _ = writeln!(out, "{indent}{name}");
             for (j, th) in t.list.iter().enumerate() {
                 let ok = r
