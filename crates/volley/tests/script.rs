@@ -542,6 +542,51 @@ fn bad_scripts_are_named_with_file_line_and_column() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/script.js"));
 }
 
+/// `volley run aborts.js` with `MODE` set: exit code, stdout, stderr, and how long it took.
+fn aborts(mode: &str) -> (i32, String, String, Duration) {
+    let dir = workdir("aborts.js", &[]);
+    let started = Instant::now();
+    let out = VOLLEY
+        .command(&["run", "aborts.js"])
+        .current_dir(&dir)
+        .env("MODE", mode)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[test]
+fn runs_end_early_as_k6_ends_them() {
+    // exec.test.abort(): 108, the reason logged.
+    let (code, out, err, _) = aborts("abort");
+    assert_eq!(code, 108, "{out}{err}");
+    assert!(err.contains("test aborted: enough"), "{err}");
+    // A threshold with abortOnFail: the 30 s run stops within a few seconds, 99.
+    let (code, out, err, took) = aborts("threshold");
+    assert_eq!(code, 99, "{out}{err}");
+    assert!(
+        err.contains("thresholds on metrics 'bad_things' have been crossed"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(15), "abortOnFail took {took:?}");
+    // A 30 s sleep in a 500 ms scenario is cut after the 500 ms graceful stop: two interrupted.
+    let (code, out, err, took) = aborts("stop");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("0 complete and 2 interrupted iterations"),
+        "{out}"
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "the graceful stop took {took:?}"
+    );
+}
+
 #[test]
 fn the_binary_named_k6_runs_k6_run() {
     let rg = route_guide();
