@@ -1,5 +1,5 @@
 //! Where `import` finds its modules: k6's built-in ones (`k6`, `k6/net/grpc`, `k6/http`,
-//! `k6/metrics`, `k6/data`, `k6/execution`) from the JavaScript beside this file, and the script's own local
+//! `k6/metrics`, `k6/data`, `k6/execution`, `k6/encoding`) from the JavaScript beside this file, and the script's own local
 //! files relative to the importing one. A remote import (`https://jslib.k6.io/...`) is refused
 //! in one line naming it: a run reads nothing from the network but its target.
 
@@ -17,20 +17,20 @@ use rquickjs::{
 use crate::shared::Shared;
 
 /// k6's modules volley has, by import name.
-const BUILT_IN: [(&str, &str); 6] = [
+const BUILT_IN: [(&str, &str); 7] = [
     ("k6", include_str!("js/k6.js")),
     ("k6/net/grpc", include_str!("js/grpc.js")),
     ("k6/metrics", include_str!("js/metrics.js")),
     ("k6/data", include_str!("js/data.js")),
     ("k6/execution", include_str!("js/execution.js")),
     ("k6/http", include_str!("js/http.js")),
+    ("k6/encoding", include_str!("js/encoding.js")),
 ];
 
 /// k6 modules volley does not have yet, named in the refusal.
-const NOT_YET: [&str; 8] = [
+const NOT_YET: [&str; 7] = [
     "k6/ws",
     "k6/crypto",
-    "k6/encoding",
     "k6/html",
     "k6/timers",
     "k6/browser",

@@ -4,6 +4,7 @@
 
 use std::{rc::Rc, sync::atomic::Ordering, time::Duration};
 
+use base64::Engine as _;
 use rquickjs::{Ctx, Exception, Function, Object, Value, prelude::Opt};
 
 use crate::{
@@ -11,6 +12,21 @@ use crate::{
     metrics::{Kind, id},
     state::VuState,
 };
+
+/// k6's base64 alphabets: `std`, `rawstd` (no padding), `url`, `rawurl`.
+fn alphabet_of(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<base64::engine::GeneralPurpose> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    match name {
+        "std" | "" => Ok(STANDARD),
+        "rawstd" => Ok(STANDARD_NO_PAD),
+        "url" => Ok(URL_SAFE),
+        "rawurl" => Ok(URL_SAFE_NO_PAD),
+        other => Err(throw(
+            ctx,
+            format!("unsupported base64 encoding {other:?}: std, rawstd, url or rawurl"),
+        )),
+    }
+}
 
 fn throw(ctx: &Ctx<'_>, msg: impl AsRef<str>) -> rquickjs::Error {
     Exception::throw_message(ctx, msg.as_ref())
@@ -224,6 +240,42 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
             );
         }
         Ok(reply.to_json(took))
+    });
+    native!("b64encode", move |ctx: Ctx<'js>,
+                               input: String,
+                               alphabet: String|
+          -> rquickjs::Result<String> {
+        Ok(alphabet_of(&ctx, &alphabet)?.encode(input))
+    });
+    native!("b64encodeBytes", move |ctx: Ctx<'js>,
+                                    input: Vec<u8>,
+                                    alphabet: String|
+          -> rquickjs::Result<String> {
+        Ok(alphabet_of(&ctx, &alphabet)?.encode(input))
+    });
+    native!("b64decode", move |ctx: Ctx<'js>,
+                               input: String,
+                               alphabet: String,
+                               text: bool|
+          -> rquickjs::Result<Value<'js>> {
+        let engine = alphabet_of(&ctx, &alphabet)?;
+        // The raw alphabets take no padding; k6 (Go) reads one given anyway.
+        let input = if alphabet.starts_with("raw") {
+            input.trim_end_matches('=')
+        } else {
+            &input
+        };
+        let data = engine
+            .decode(input)
+            .map_err(|e| throw(&ctx, format!("b64decode: {e}")))?;
+        if text {
+            Ok(
+                rquickjs::String::from_str(ctx.clone(), &String::from_utf8_lossy(&data))?
+                    .into_value(),
+            )
+        } else {
+            Ok(rquickjs::ArrayBuffer::new(ctx.clone(), data)?.into_value())
+        }
     });
     let s = st.clone();
     native!("metricNew", move |ctx: Ctx<'_>,

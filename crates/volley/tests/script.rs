@@ -436,6 +436,12 @@ fn health_checks_and_the_three_protocols() {
     let r = run("health.js", &[], &addr, &[]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("✓ serving"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("✓ base64 as k6 writes it\n    ✓ and reads it"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stderr.contains("health status 1"), "{}", r.stderr);
     let r = run("protocols.js", &[], &addr, &[]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
