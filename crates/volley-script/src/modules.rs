@@ -17,7 +17,7 @@ use rquickjs::{
 use crate::shared::Shared;
 
 /// k6's modules volley has, by import name.
-const BUILT_IN: [(&str, &str); 7] = [
+const BUILT_IN: [(&str, &str); 8] = [
     ("k6", include_str!("js/k6.js")),
     ("k6/net/grpc", include_str!("js/grpc.js")),
     ("k6/metrics", include_str!("js/metrics.js")),
@@ -25,14 +25,14 @@ const BUILT_IN: [(&str, &str); 7] = [
     ("k6/execution", include_str!("js/execution.js")),
     ("k6/http", include_str!("js/http.js")),
     ("k6/encoding", include_str!("js/encoding.js")),
+    ("k6/timers", include_str!("js/timers.js")),
 ];
 
 /// k6 modules volley does not have yet, named in the refusal.
-const NOT_YET: [&str; 7] = [
+const NOT_YET: [&str; 6] = [
     "k6/ws",
     "k6/crypto",
     "k6/html",
-    "k6/timers",
     "k6/browser",
     "k6/experimental/websockets",
     "k6/net/grpc/health",

@@ -278,6 +278,26 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
         }
     });
     let s = st.clone();
+    native!("timerStart", move |ms: f64| -> u32 {
+        let (id, events) = s.streams.borrow_mut().open_one();
+        let wait = Duration::from_secs_f64((ms.max(0.0)) / 1000.0);
+        s.spawn(async move {
+            tokio::time::sleep(wait).await;
+            let _ = events.send(grpc::Event {
+                id,
+                kind: "timer",
+                payload: None,
+                call: None,
+            });
+        });
+        id
+    });
+    let s = st.clone();
+    native!("timerClear", move |id: u32| s
+        .streams
+        .borrow_mut()
+        .clear(id));
+    let s = st.clone();
     native!("metricNew", move |ctx: Ctx<'_>,
                                name: String,
                                kind: String,

@@ -341,7 +341,11 @@ impl Vu {
                 s.open = 0;
                 return;
             };
+            if ev.kind == "timer" && self.st.streams.borrow_mut().cleared.remove(&ev.id) {
+                continue;
+            }
             match ev.kind {
+                "timer" => self.st.streams.borrow_mut().ended(ev.id),
                 "data" => self
                     .st
                     .record(id::GRPC_STREAMS_MSGS_RECEIVED, Kind::Counter, 1.0),
@@ -359,11 +363,13 @@ impl Vu {
                 self.st.record(id::DATA_RECEIVED, Kind::Counter, len as f64);
             }
             let r = self.ctx.with(|ctx| -> Result<(), String> {
-                let f: Function = ctx
-                    .globals()
-                    .get("__k6_stream_event")
-                    .catch(&ctx)
-                    .map_err(caught)?;
+                // Timers live in the prelude; streams and replies in k6/net/grpc.
+                let handler = if ev.kind == "timer" {
+                    "__k6_timer"
+                } else {
+                    "__k6_stream_event"
+                };
+                let f: Function = ctx.globals().get(handler).catch(&ctx).map_err(caught)?;
                 f.call::<_, ()>((ev.id, ev.kind, ev.payload))
                     .catch(&ctx)
                     .map_err(caught)

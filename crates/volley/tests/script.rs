@@ -195,6 +195,29 @@ fn each_kind_of_stream_runs_to_its_end() {
 }
 
 #[test]
+fn timers_run_on_the_event_loop() {
+    let rg = route_guide();
+    let started = Instant::now();
+    let r = run("timers.js", &[], &rg.addr, &["--log-output=stdout"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // RouteChat answers each note with every note at its place so far: 1, then (the second,
+    // sent from the timeout) 2; the iteration waited for it.
+    for want in [
+        "chat ended with 3 notes back",
+        "ticks 3",
+        "1 complete and 0 interrupted iterations",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("NEVER"), "{}", r.stdout);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn crossed_thresholds_exit_99_and_say_which() {
     let rg = route_guide();
     let r = run(

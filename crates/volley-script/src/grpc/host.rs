@@ -63,7 +63,7 @@ pub(super) struct Conn {
 /// A stream's event for the VU's event loop.
 pub(crate) struct Event {
     pub id: u32,
-    /// `data`, `error`, `end` (a stream's); `reply`, `fail` (an `asyncInvoke`'s).
+    /// `data`, `error`, `end` (a stream's); `reply`, `fail` (an `asyncInvoke`'s); `timer`.
     pub kind: &'static str,
     pub payload: Option<String>,
     /// An `asyncInvoke`'s call, for the VU to record when it takes the reply.
@@ -98,8 +98,10 @@ impl Record {
 /// A VU's open streams and the channel their events come back on.
 pub(crate) struct Streams {
     pub(super) next: u32,
-    /// Streams whose `end` has not been dispatched yet.
+    /// Streams, `asyncInvoke` calls and timers whose last event has not been dispatched yet.
     pub open: usize,
+    /// Timers cleared before they fired: their event is dropped when it comes.
+    pub cleared: std::collections::HashSet<u32>,
     /// Each open stream's writer, its request type and whether the client streams (a
     /// server-streaming call's one request ends its side, as k6 sends it).
     pub(super) writers: HashMap<
@@ -123,6 +125,7 @@ impl Default for Streams {
             writers: HashMap::new(),
             tx,
             rx: Some(rx),
+            cleared: Default::default(),
         }
     }
 }
@@ -134,6 +137,13 @@ impl Streams {
         self.next += 1;
         self.open += 1;
         (self.next, self.tx.clone())
+    }
+
+    /// A timer cleared before it fired: no longer waited for.
+    pub(crate) fn clear(&mut self, id: u32) {
+        if self.cleared.insert(id) {
+            self.open = self.open.saturating_sub(1);
+        }
     }
 
     /// A stream has ended: its writer goes.

@@ -13,6 +13,6 @@ mod stream;
 mod unary;
 
 pub(crate) use client::{close, connect, load, load_protoset, new_client};
-pub(crate) use host::{Client, Finished, Host, Streams};
+pub(crate) use host::{Client, Event, Finished, Host, Streams};
 pub(crate) use stream::{stream_end, stream_open, stream_write};
 pub(crate) use unary::{async_invoke, health, invoke};

@@ -21,6 +21,45 @@
     return '{ ' + keys.map((k) => key(k) + ': ' + inspect(v[k], depth + 1)).join(', ') + ' }';
   };
   const line = (args) => Array.prototype.map.call(args, (a) => inspect(a, 0)).join(' ');
+  // Timers, on the VU's event loop: the iteration ends once none is pending, as in k6.
+  const timers = new Map();
+  const fire = (id) => {
+    const t = timers.get(id);
+    if (t === undefined) return;
+    if (t.every === undefined) {
+      timers.delete(id);
+    } else {
+      timers.delete(id);
+      t.inner = n.timerStart(t.every);
+      timers.set(t.inner, t);
+      t.ids.add(t.inner);
+    }
+    t.fn(...t.args);
+  };
+  globalThis.__k6_timer = fire;
+  globalThis.setTimeout = (fn, ms, ...args) => {
+    const id = n.timerStart(Number(ms) || 0);
+    timers.set(id, { fn, args });
+    return id;
+  };
+  globalThis.setInterval = (fn, ms, ...args) => {
+    const every = Math.max(Number(ms) || 0, 1);
+    const id = n.timerStart(every);
+    const t = { fn, args, every, inner: id, ids: new Set([id]) };
+    timers.set(id, t);
+    intervals.set(id, t);
+    return id;
+  };
+  const intervals = new Map();
+  globalThis.clearTimeout = (id) => {
+    if (timers.delete(id)) n.timerClear(id);
+  };
+  globalThis.clearInterval = (id) => {
+    const t = intervals.get(id);
+    if (t === undefined) return globalThis.clearTimeout(id);
+    intervals.delete(id);
+    if (timers.delete(t.inner)) n.timerClear(t.inner);
+  };
   globalThis.console = {
     log() { n.log('info', line(arguments)); },
     info() { n.log('info', line(arguments)); },
