@@ -147,8 +147,8 @@ fn the_harness_answers_to_its_old_names() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(
-        listed[..6],
-        ["serve", "bench", "call", "mock", "report", "lab"],
+        listed[..7],
+        ["serve", "bench", "call", "run", "mock", "report", "lab"],
         "{help}"
     );
     assert!(
