@@ -4,7 +4,7 @@
 //! Trends keep an HDR histogram (3 significant digits) beside their exact count, sum, min and
 //! max; a sub-metric (`name{tag:value}`) exists only when a threshold names it, as in k6.
 
-use std::{collections::HashMap, sync::Mutex};
+use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
 
@@ -126,6 +126,16 @@ impl Registry {
 
     pub(crate) fn defs(&self) -> Vec<Def> {
         self.defs.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Metric `id`'s type, read without copying the definitions (a script's `add` asks each
+    /// time).
+    pub(crate) fn kind(&self, id: usize) -> Option<Kind> {
+        self.defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .map(|d| d.kind)
     }
 
     pub(crate) fn id(&self, name: &str) -> Option<usize> {
@@ -373,7 +383,6 @@ pub(crate) struct Sink {
     aggs: Vec<Option<Agg>>,
     subs: Vec<Option<Agg>>,
     pub(crate) checks: Vec<CheckCount>,
-    check_index: HashMap<(String, String), usize>,
     /// Groups in the order first entered.
     pub(crate) groups: Vec<String>,
 }
@@ -397,16 +406,19 @@ impl Sink {
 
     /// Counts a check's outcome under `group`.
     pub(crate) fn check(&mut self, group: &str, name: &str, ok: bool) {
-        let key = (group.to_owned(), name.to_owned());
-        let i = match self.check_index.get(&key) {
-            Some(i) => *i,
+        // A run has a few checks: a scan finds one without making a key per call.
+        let i = match self
+            .checks
+            .iter()
+            .position(|c| c.group == group && c.name == name)
+        {
+            Some(i) => i,
             None => {
                 self.checks.push(CheckCount {
-                    group: key.0.clone(),
-                    name: key.1.clone(),
+                    group: group.to_owned(),
+                    name: name.to_owned(),
                     ..Default::default()
                 });
-                self.check_index.insert(key, self.checks.len() - 1);
                 self.checks.len() - 1
             }
         };
@@ -425,19 +437,18 @@ impl Sink {
         merge_slots(&mut self.aggs, &mut other.aggs);
         merge_slots(&mut self.subs, &mut other.subs);
         for c in other.checks.drain(..) {
-            let key = (c.group.clone(), c.name.clone());
-            match self.check_index.get(&key) {
-                Some(i) => {
-                    self.checks[*i].passes += c.passes;
-                    self.checks[*i].fails += c.fails;
+            match self
+                .checks
+                .iter_mut()
+                .find(|m| m.group == c.group && m.name == c.name)
+            {
+                Some(m) => {
+                    m.passes += c.passes;
+                    m.fails += c.fails;
                 }
-                None => {
-                    self.checks.push(c);
-                    self.check_index.insert(key, self.checks.len() - 1);
-                }
+                None => self.checks.push(c),
             }
         }
-        other.check_index.clear();
         for g in other.groups.drain(..) {
             self.note_group(&g);
         }

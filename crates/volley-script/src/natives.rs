@@ -59,26 +59,20 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
     native!("check", move |name: String,
                            ok: bool,
                            tags: Opt<Value<'_>>| {
-        let group = s.group.borrow().clone();
-        s.sink.borrow_mut().check(&group, &name, ok);
-        let tagged = tags.0.and_then(|t| t.into_object());
-        if tagged.is_some() || s.subs.borrow().iter().any(|x| x.metric == id::CHECKS) {
-            let mut list: Vec<(String, String)> = vec![("check".into(), name.clone())];
-            if let Some(o) = tagged {
+        s.sink.borrow_mut().check(&s.group.borrow(), &name, ok);
+        let v = f64::from(u8::from(ok));
+        match tags.0.and_then(|t| t.into_object()) {
+            // Tags (the check's and the call's) are made only when a sub-metric may want them.
+            Some(o) => {
+                let mut list: Vec<(String, String)> = vec![("check".into(), name)];
                 for (k, v) in o.props::<String, rquickjs::Coerced<String>>().flatten() {
                     list.push((k, v.0));
                 }
+                let pairs: Vec<(&str, &str)> =
+                    list.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                s.record_tagged(id::CHECKS, Kind::Rate, v, &pairs);
             }
-            let pairs: Vec<(&str, &str)> =
-                list.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            s.sink
-                .borrow_mut()
-                .add(id::CHECKS, Kind::Rate, f64::from(u8::from(ok)));
-            s.record_subs(id::CHECKS, Kind::Rate, f64::from(u8::from(ok)), &pairs);
-        } else {
-            s.sink
-                .borrow_mut()
-                .add(id::CHECKS, Kind::Rate, f64::from(u8::from(ok)));
+            None => s.record_tagged(id::CHECKS, Kind::Rate, v, &[("check", &name)]),
         }
     });
     let s = st.clone();
@@ -326,16 +320,23 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
         if s.in_init.get() {
             return Err(throw(&ctx, "metrics can't be added to in the init context"));
         }
-        let Some(def) = s.shared.registry.defs().into_iter().nth(metric) else {
+        let Some(kind) = s.shared.registry.kind(metric) else {
             return Err(throw(&ctx, "no such metric"));
         };
         if !value.is_finite() {
+            let name = s
+                .shared
+                .registry
+                .defs()
+                .get(metric)
+                .map(|d| d.name.clone())
+                .unwrap_or_default();
             return Err(throw(
                 &ctx,
-                format!("'{value}' is an invalid value for metric '{}'", def.name),
+                format!("'{value}' is an invalid value for metric '{name}'"),
             ));
         }
-        s.sink.borrow_mut().add(metric, def.kind, value);
+        s.sink.borrow_mut().add(metric, kind, value);
         if s.subs.borrow().iter().any(|x| x.metric == metric) {
             let tags: Vec<(String, String)> = tags
                 .0
@@ -350,7 +351,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
                 .unwrap_or_default();
             let pairs: Vec<(&str, &str)> =
                 tags.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            s.record_subs(metric, def.kind, value, &pairs);
+            s.record_subs(metric, kind, value, &pairs);
         }
         Ok(())
     });

@@ -115,9 +115,9 @@ impl VuState {
 
     /// Records `v` on the sub-metrics of `metric` whose tags `tags` (with the VU's own) match.
     pub(crate) fn record_subs(&self, metric: usize, kind: Kind, v: f64, tags: &[(&str, &str)]) {
-        let subs = self.subs.borrow().clone();
-        let group = self.group.borrow().clone();
-        let scenario = self.scenario.borrow().clone();
+        let subs = self.subs.borrow();
+        let group = self.group.borrow();
+        let scenario = self.scenario.borrow();
         let mut sink = self.sink.borrow_mut();
         for (i, s) in subs.iter().enumerate().filter(|(_, s)| s.metric == metric) {
             let ok = s.tags.iter().all(|(k, want)| {
