@@ -1,8 +1,9 @@
-//! The executors: each scenario's VUs on threads of their own, started at the scenario's
+//! The executors: each scenario's VUs, as coroutines on the workers, started at the scenario's
 //! `startTime`, iterating as its executor says (a shared or per-VU count of iterations, VUs
-//! looping for a time or along stages, or iterations started at an arrival rate, open-loop: a
-//! VU claims the next start time and waits for it, so a slow reply never delays the next
-//! start, and a start no VU was free for counts in `dropped_iterations`, as in k6). At its end
+//! looping for a time or along stages, or iterations started at an arrival rate, open-loop:
+//! the idle VU holding the turn claims the next start time and waits for it, so a slow reply
+//! never delays the next start, and a start no VU was free for counts in
+//! `dropped_iterations`, as in k6). At its end
 //! a scenario waits `gracefulStop` for the iterations under way, then cuts them short.
 
 use std::{
@@ -14,10 +15,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use crate::{
-    arrival::ArrivalClock,
+    arrival::{ArrivalClock, Taken, Turn},
     metrics::{Kind, id},
     options::{Executor, Scenario, Stage},
     sched::{self, Workers},
@@ -32,8 +33,6 @@ const LATE: Duration = Duration::from_millis(1);
 /// What a VU does next.
 enum Next {
     Go,
-    /// An arrival-rate start: wait for it, then go.
-    At(Instant),
     /// Look again at this time (a ramp has no room for this VU now).
     Wait(Instant),
     Stop,
@@ -46,6 +45,8 @@ pub(crate) struct ScenarioRun {
     times: OnceLock<(Instant, Instant)>,
     claimed: AtomicU64,
     clock: Mutex<ArrivalClock>,
+    /// Which idle VU claims an arrival rate's next start.
+    turn: Turn,
     stop_tx: watch::Sender<bool>,
     pub completed: AtomicU64,
     pub interrupted: AtomicU64,
@@ -96,6 +97,7 @@ impl ScenarioRun {
             times: OnceLock::new(),
             claimed: AtomicU64::new(0),
             clock: Mutex::new(clock),
+            turn: Turn::default(),
             stop_tx: watch::channel(false).0,
             completed: AtomicU64::new(0),
             interrupted: AtomicU64::new(0),
@@ -191,14 +193,17 @@ impl ScenarioRun {
                     Next::Wait(now + Duration::from_millis(10))
                 }
             }
+            // Their VUs claim starts through the turn (`claim_start`).
             Executor::ConstantArrivalRate { .. } | Executor::RampingArrivalRate { .. } => {
-                let t = self.clock.lock().unwrap_or_else(|e| e.into_inner()).take();
-                match t {
-                    None => Next::Stop,
-                    Some(t) => Next::At(self.times().0 + Duration::from_secs_f64(t)),
-                }
+                Next::Stop
             }
         }
+    }
+
+    /// An arrival rate's next start, or `None` past its end.
+    fn take_start(&self) -> Option<Instant> {
+        let t = self.clock.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        Some(self.times().0 + Duration::from_secs_f64(t))
     }
 }
 
@@ -338,6 +343,51 @@ fn supervise(start: &Start, first_vu: u64) {
     run.finished.store(true, Ordering::Relaxed);
 }
 
+/// An arrival-rate VU's next start: it waits for the turn (see [`Turn`]), takes the next
+/// start from the clock, waits for it and passes the turn on. A start that came due while the
+/// turn was free (every VU in an iteration) and is now later than [`LATE`] had no VU free for
+/// it: it counts in `dropped_iterations` and asks for another VU. A start a VU was idle for
+/// runs even if late (a timer's tick or a busy core delayed it). `false` once the scenario is
+/// over or stopping.
+fn claim_start(vu: &Vu, run: &ScenarioRun, shared: &Shared, me: &Arc<Notify>) -> bool {
+    let freed_at = match run.turn.take_or_queue(me) {
+        Taken::Free(at) => at,
+        Taken::Queued => {
+            if vu.st.block(me.notified()).is_none() {
+                run.turn.leave(me);
+                return false;
+            }
+            None
+        }
+    };
+    let mut dropped = false;
+    let at = loop {
+        if shared.is_aborted() || *run.stop_tx.borrow() {
+            break None;
+        }
+        let Some(t) = run.take_start() else {
+            break None;
+        };
+        let now = Instant::now();
+        let unattended = freed_at.is_some_and(|f| t >= f);
+        if !unattended || now <= t + LATE {
+            break Some((t, now));
+        }
+        vu.st.record(id::DROPPED_ITERATIONS, Kind::Counter, 1.0);
+        run.want_more.store(true, Ordering::Relaxed);
+        dropped = true;
+    };
+    if dropped {
+        vu.st.flush(false);
+    }
+    let go = match at {
+        None => false,
+        Some((t, now)) => t <= now || vu.st.block(tokio::time::sleep_until(t.into())).is_some(),
+    };
+    run.turn.pass();
+    go
+}
+
 /// A VU's life, on its worker: init, wait for the run's start, iterate as the executor says.
 fn vu_body(start: &Start, vu_id: u64, index: u64, initial: bool) {
     let (run, shared) = (&start.run, &start.shared);
@@ -389,30 +439,29 @@ fn iterate(vu: &mut Vu, run: &ScenarioRun, shared: &Shared, index: u64) {
     ) {
         wait_until(vu, start);
     }
+    let arrival = matches!(
+        run.sc.executor,
+        Executor::ConstantArrivalRate { .. } | Executor::RampingArrivalRate { .. }
+    );
+    let me = Arc::new(Notify::new());
     let mut own = 0u64;
     loop {
         if shared.is_aborted() || *run.stop_tx.borrow() {
             break;
         }
-        match run.next(index, own) {
-            Next::Stop => break,
-            Next::Wait(t) => {
-                wait_until(vu, t);
-                continue;
+        if arrival {
+            if !claim_start(vu, run, shared, &me) {
+                break;
             }
-            Next::At(t) => {
-                let now = Instant::now();
-                if now > t + LATE {
-                    vu.st.record(id::DROPPED_ITERATIONS, Kind::Counter, 1.0);
-                    vu.st.flush(false);
-                    run.want_more.store(true, Ordering::Relaxed);
+        } else {
+            match run.next(index, own) {
+                Next::Stop => break,
+                Next::Wait(t) => {
+                    wait_until(vu, t);
                     continue;
                 }
-                if t > now {
-                    wait_until(vu, t);
-                }
+                Next::Go => {}
             }
-            Next::Go => {}
         }
         own += 1;
         match vu.iterate(&run.sc.exec) {

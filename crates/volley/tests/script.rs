@@ -344,6 +344,40 @@ fn every_executor_starts_what_it_should() {
     assert!((57.0..=61.0).contains(&count("rampingArrival")), "{n}");
 }
 
+#[test]
+fn an_arrival_rate_reuses_the_last_idle_vu_and_drops_the_starts_no_vu_was_free_for() {
+    let r = run("arrival_turn.js", &[], "", &["--quiet"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let n: Value = serde_json::from_str(line).unwrap();
+    let count = |k: &str| n[k].as_f64().unwrap_or(-1.0);
+    // busy: 20 starts, one VU busy 200 ms in each iteration: about 5 run, the rest dropped
+    // (idle's 50 starts all find a VU free, so every drop is busy's).
+    assert_eq!(count("busy") + count("dropped"), 20.0, "{n}");
+    assert!((3.0..=7.0).contains(&count("busy")), "{n}");
+    assert_eq!(count("idle"), 50.0, "{n}");
+    // idle: the turn goes to the VU that went idle last, so once every VU has queued (the
+    // first few starts may each find a VU that was still starting), two VUs take the starts
+    // by turns (one claims and waits for the next start while the other runs; 2 in five runs
+    // of five here; a third if a loaded machine keeps one from queueing again within the 20 ms
+    // between starts), not each of the ten in turn (10 of 10 when every VU claimed its own).
+    let vus: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.split("idle iteration on VU ").nth(1))
+        .map(|v| v.trim_end_matches(|c: char| !c.is_ascii_digit()))
+        .collect();
+    assert_eq!(vus.len(), 50, "{}", r.stderr);
+    let mut last: Vec<&str> = vus[10..].to_vec();
+    last.sort_unstable();
+    last.dedup();
+    assert!(last.len() <= 3, "VUs that ran idle's last 40 starts: {last:?}");
+}
+
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
 fn chain_server() -> volley_testkit::VolleyProcess {
     VOLLEY.serve(&[
