@@ -202,7 +202,11 @@ impl ScenarioRun {
 
     /// An arrival rate's next start, or `None` past its end.
     fn take_start(&self) -> Option<Instant> {
-        let t = self.clock.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let t = self
+            .clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
         Some(self.times().0 + Duration::from_secs_f64(t))
     }
 }

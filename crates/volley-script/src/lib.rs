@@ -29,6 +29,7 @@ mod metrics;
 mod modules;
 mod natives;
 mod options;
+mod out;
 mod run;
 mod sched;
 mod shared;
@@ -98,14 +99,6 @@ pub fn run(args: RunArgs) -> i32 {
             return exit::GENERIC;
         }
     };
-    if let Some(o) = args.out.first() {
-        log.line(
-            "error",
-            &format!("--out {o}: volley run does not write sample outputs yet (the summary, --summary-export and handleSummary are there)"),
-            &[],
-        );
-        return exit::INVALID_CONFIG;
-    }
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     if args.include_system_env_vars {
         env.extend(std::env::vars());

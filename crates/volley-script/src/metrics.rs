@@ -128,6 +128,15 @@ impl Registry {
         self.defs.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Metric `id`'s definition.
+    pub(crate) fn def(&self, id: usize) -> Option<Def> {
+        self.defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
     /// Metric `id`'s type, read without copying the definitions (a script's `add` asks each
     /// time).
     pub(crate) fn kind(&self, id: usize) -> Option<Kind> {

@@ -337,7 +337,8 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
             ));
         }
         s.sink.borrow_mut().add(metric, kind, value);
-        if s.subs.borrow().iter().any(|x| x.metric == metric) {
+        let subs = s.subs.borrow().iter().any(|x| x.metric == metric);
+        if subs || s.shared.out.get().is_some() {
             let tags: Vec<(String, String)> = tags
                 .0
                 .and_then(|t| {
@@ -351,7 +352,10 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, st: &Rc<VuState>) -> rquickjs::Result
                 .unwrap_or_default();
             let pairs: Vec<(&str, &str)> =
                 tags.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            s.record_subs(metric, kind, value, &pairs);
+            if subs {
+                s.record_subs(metric, kind, value, &pairs);
+            }
+            s.emit(metric, value, &pairs);
         }
         Ok(())
     });

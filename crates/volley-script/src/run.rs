@@ -4,6 +4,7 @@
 //! k6's exit code.
 
 use std::{
+    collections::HashMap,
     io::{IsTerminal, Write},
     path::Path,
     sync::{Arc, atomic::Ordering},
@@ -14,6 +15,7 @@ use crate::{
     RunArgs, exec,
     metrics::{self, Agg, Kind, id},
     options::{self, Overrides, ScriptOptions},
+    out::{self, JsonOut},
     shared::Shared,
     summary, thresholds,
     thresholds::MetricThresholds,
@@ -127,6 +129,26 @@ impl Run {
                 }
             }
         }
+        let mut paths = Vec::new();
+        for value in &args.out {
+            paths.push(out::parse(value).map_err(|e| config_error(shared, &e))?);
+        }
+        if paths.len() > 1 {
+            return Err(config_error(
+                shared,
+                &format!("--out: one json output at a time, not {}", paths.join(", ")),
+            ));
+        }
+        if let Some(path) = paths.pop() {
+            let mut on: HashMap<String, Vec<String>> = HashMap::new();
+            for t in thresholds.iter().filter(|t| t.tags.is_empty()) {
+                on.entry(t.metric.clone())
+                    .or_default()
+                    .extend(t.list.iter().map(|th| th.source.clone()));
+            }
+            let made = JsonOut::create(&path, on).map_err(|e| config_error(shared, &e))?;
+            let _ = shared.out.set(made);
+        }
         *shared.subs.write().unwrap_or_else(|e| e.into_inner()) =
             Arc::new(thresholds::sub_defs(&shared.registry, &thresholds));
         let trend_stats = match (&args.summary_trend_stats, &opts.summary_trend_stats) {
@@ -150,7 +172,14 @@ impl Run {
         let max = ui::max_duration(&self.scenarios);
         let mut stdout = std::io::stdout();
         if !args.quiet {
-            let _ = stdout.write_all(ui::start(&args.script, &[], &self.scenarios, max).as_bytes());
+            let outputs: Vec<String> = shared
+                .out
+                .get()
+                .map(|o| format!("json ({})", o.path))
+                .into_iter()
+                .collect();
+            let _ = stdout
+                .write_all(ui::start(&args.script, &outputs, &self.scenarios, max).as_bytes());
             let _ = stdout.flush();
         }
         // setup()
@@ -201,6 +230,13 @@ impl Run {
             code = script_error(shared, &e);
         }
         self.vu0.st.flush(true);
+        if let Some(out) = shared.out.get()
+            && let Err(e) = out.finish()
+        {
+            shared
+                .log
+                .line("error", &format!("--out json={}: {e}", out.path), &[]);
+        }
         let elapsed = shared.elapsed_secs();
         let totals = std::mem::take(&mut *shared.totals.lock().unwrap_or_else(|e| e.into_inner()));
         let defs = shared.registry.defs();
@@ -344,17 +380,16 @@ impl Run {
 
 /// Records the VU gauges.
 fn sample_vus(shared: &Shared) {
+    let vus = shared.vus_active.load(Ordering::Relaxed) as f64;
+    let vus_max = shared.vus_max.load(Ordering::Relaxed) as f64;
     let mut t = shared.totals.lock().unwrap_or_else(|e| e.into_inner());
-    t.add(
-        id::VUS,
-        Kind::Gauge,
-        shared.vus_active.load(Ordering::Relaxed) as f64,
-    );
-    t.add(
-        id::VUS_MAX,
-        Kind::Gauge,
-        shared.vus_max.load(Ordering::Relaxed) as f64,
-    );
+    t.add(id::VUS, Kind::Gauge, vus);
+    t.add(id::VUS_MAX, Kind::Gauge, vus_max);
+    if let Some(out) = shared.out.get() {
+        out.point(&shared.registry, id::VUS, vus, []);
+        out.point(&shared.registry, id::VUS_MAX, vus_max, []);
+        out.flush_thread();
+    }
 }
 
 /// Each threshold's outcome; a metric with no samples passes, as in k6.

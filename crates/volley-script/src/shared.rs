@@ -17,6 +17,7 @@ use prost_reflect::DescriptorPool;
 use crate::{
     log::Logger,
     metrics::{Registry, Sink, SubDef},
+    out::JsonOut,
 };
 
 /// The run's shared state.
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     pub abort_flag: AtomicBool,
     /// `--insecure-skip-tls-verify`.
     pub insecure_tls: AtomicBool,
+    /// `--out json=FILE`, once the thresholds are known.
+    pub out: OnceLock<JsonOut>,
 }
 
 impl Shared {
@@ -78,6 +81,7 @@ impl Shared {
             vus_max: AtomicU64::new(0),
             aborted: OnceLock::new(),
             abort_flag: AtomicBool::new(false),
+            out: OnceLock::new(),
             insecure_tls: AtomicBool::new(false),
         }
     }

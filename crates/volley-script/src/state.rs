@@ -111,6 +111,31 @@ impl VuState {
         if self.subs.borrow().iter().any(|s| s.metric == metric) {
             self.record_subs(metric, kind, v, &[]);
         }
+        self.emit(metric, v, &[]);
+    }
+
+    /// `--out json`: the sample, with the VU's tags (its scenario's, `group`, `scenario`) and
+    /// `tags` over them.
+    pub(crate) fn emit(&self, metric: usize, v: f64, tags: &[(&str, &str)]) {
+        let Some(out) = self.shared.out.get() else {
+            return;
+        };
+        let group = self.group.borrow();
+        let scenario = self.scenario.borrow();
+        let own = scenario
+            .tags
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain([
+                ("group", group.as_str()),
+                ("scenario", scenario.name.as_str()),
+            ]);
+        out.point(
+            &self.shared.registry,
+            metric,
+            v,
+            own.chain(tags.iter().copied()),
+        );
     }
 
     /// Records `v` on the sub-metrics of `metric` whose tags `tags` (with the VU's own) match.
@@ -147,6 +172,7 @@ impl VuState {
         if self.subs.borrow().iter().any(|s| s.metric == metric) {
             self.record_subs(metric, kind, v, tags);
         }
+        self.emit(metric, v, tags);
     }
 
     /// Records a finished unary call: `grpc_req_duration` with k6's tags, bytes both ways.
@@ -158,11 +184,13 @@ impl VuState {
             sink.add(id::DATA_SENT, Kind::Counter, c.sent as f64);
             sink.add(id::DATA_RECEIVED, Kind::Counter, c.received as f64);
         }
-        if self
-            .subs
-            .borrow()
-            .iter()
-            .any(|s| s.metric == id::GRPC_REQ_DURATION)
+        let out = self.shared.out.get().is_some();
+        if out
+            || self
+                .subs
+                .borrow()
+                .iter()
+                .any(|s| s.metric == id::GRPC_REQ_DURATION)
         {
             let path = c.path;
             let (service, method) = path
@@ -180,6 +208,16 @@ impl VuState {
             ];
             tags.extend(c.tags.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             self.record_subs(id::GRPC_REQ_DURATION, Kind::Trend, ms, &tags);
+            if out {
+                self.emit(id::GRPC_REQ_DURATION, ms, &tags);
+                let user: Vec<(&str, &str)> = c
+                    .tags
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                self.emit(id::DATA_SENT, c.sent as f64, &user);
+                self.emit(id::DATA_RECEIVED, c.received as f64, &user);
+            }
         }
     }
 
@@ -210,6 +248,9 @@ impl VuState {
     pub(crate) fn flush(&self, now: bool) {
         if now || self.last_flush.get().elapsed() >= FLUSH_EVERY {
             self.shared.merge(&mut self.sink.borrow_mut());
+            if let Some(out) = self.shared.out.get() {
+                out.flush_thread();
+            }
             self.last_flush.set(Instant::now());
         }
     }

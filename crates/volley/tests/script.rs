@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use volley_testkit::{Volley, tool, volley, workspace_file};
 
 const VOLLEY: Volley = volley!();
@@ -375,7 +375,108 @@ fn an_arrival_rate_reuses_the_last_idle_vu_and_drops_the_starts_no_vu_was_free_f
     let mut last: Vec<&str> = vus[10..].to_vec();
     last.sort_unstable();
     last.dedup();
-    assert!(last.len() <= 3, "VUs that ran idle's last 40 starts: {last:?}");
+    assert!(
+        last.len() <= 3,
+        "VUs that ran idle's last 40 starts: {last:?}"
+    );
+}
+
+#[test]
+fn out_json_writes_every_sample_as_k6_does() {
+    let rg = route_guide();
+    let r = run(
+        "out_json.js",
+        &[],
+        &rg.addr,
+        &["--out", "json=samples.json"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("output: json (samples.json)"),
+        "{}",
+        r.stdout
+    );
+    let text = std::fs::read_to_string(r.dir.join("samples.json")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // A metric's `Metric` line comes before its first point.
+    let mut described = std::collections::HashSet::new();
+    for l in &lines {
+        let metric = l["metric"].as_str().unwrap().to_owned();
+        match l["type"].as_str() {
+            Some("Metric") => assert!(described.insert(metric), "described twice: {l}"),
+            Some("Point") => assert!(
+                described.contains(&metric),
+                "a point before its metric: {l}"
+            ),
+            _ => panic!("{l}"),
+        }
+    }
+    let points = |m: &str| -> Vec<&Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "Point" && l["metric"] == m)
+            .map(|l| &l["data"])
+            .collect()
+    };
+    let described = |m: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "Metric" && l["metric"] == m)
+            .map(|l| l["data"].clone())
+            .unwrap_or_else(|| panic!("no Metric line for {m}"))
+    };
+    let d = described("grpc_req_duration");
+    assert_eq!(
+        (&d["type"], &d["contains"], &d["thresholds"][0]),
+        (&json!("trend"), &json!("time"), &json!("p(95)<5000")),
+        "{d}"
+    );
+    // 2 VUs x 3 iterations: six calls, six checks, six counter samples, six iterations.
+    let calls = points("grpc_req_duration");
+    assert_eq!(calls.len(), 6, "{text}");
+    for c in &calls {
+        let t = &c["tags"];
+        assert_eq!(t["name"], "/routeguide.RouteGuide/GetFeature", "{c}");
+        assert_eq!(t["status"], "0", "{c}");
+        assert_eq!(t["group"], "::lookups", "{c}");
+        assert_eq!(t["scenario"], "lookups", "{c}");
+        assert_eq!(t["team"], "maps", "{c}");
+        assert!(c["value"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["time"].as_str().unwrap().ends_with('Z'), "{c}");
+    }
+    let checks = points("checks");
+    assert_eq!(checks.len(), 6, "{text}");
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["tags"]["check"] == "status is OK" && c["value"] == 1),
+        "{checks:?}"
+    );
+    let seen = points("features_seen");
+    assert_eq!(seen.len(), 6, "{text}");
+    assert!(
+        seen.iter()
+            .all(|c| c["value"] == 3 && c["tags"]["kind"] == "point" && c["tags"]["group"] == ""),
+        "{seen:?}"
+    );
+    assert_eq!(points("iterations").len(), 6, "{text}");
+    assert_eq!(points("iteration_duration").len(), 6, "{text}");
+    assert_eq!(described("data_sent")["contains"], "data");
+
+    // An output volley does not write: one line naming it, k6's invalid-config code.
+    let r = run("out_json.js", &[], &rg.addr, &["--out", "csv=samples.csv"]);
+    assert_eq!(r.code, 104, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            r#"--out csv=samples.csv: volley writes the output type json (json=FILE), not \"csv\""#
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.dir.join("samples.csv").exists());
 }
 
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
