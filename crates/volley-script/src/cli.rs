@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Write every metric sample: `json=FILE` (k6's JSON lines).
     #[arg(short = 'o', long = "out")]
     pub out: Vec<String>,
+    /// Write `volley bench`'s report of the script's gRPC calls: `FORMAT=FILE`, FORMAT one of
+    /// summary, json, pretty, html, influx-summary, prometheus (repeatable). `json` results are
+    /// what `volley report merge` and `compare` take.
+    #[arg(long = "report", value_name = "FORMAT=FILE")]
+    pub reports: Vec<String>,
     /// Write the end-of-test summary as JSON to this file (k6's older export format).
     #[arg(long)]
     pub summary_export: Option<String>,

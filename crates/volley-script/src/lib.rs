@@ -30,6 +30,7 @@ mod modules;
 mod natives;
 mod options;
 mod out;
+mod report;
 mod run;
 mod sched;
 mod shared;

@@ -16,6 +16,7 @@ use crate::{
     metrics::{self, Agg, Kind, id},
     options::{self, Overrides, ScriptOptions},
     out::{self, JsonOut},
+    report::{self, Reports},
     shared::Shared,
     summary, thresholds,
     thresholds::MetricThresholds,
@@ -129,6 +130,13 @@ impl Run {
                 }
             }
         }
+        let mut wanted = Vec::new();
+        for value in &args.reports {
+            wanted.push(report::parse(value).map_err(|e| config_error(shared, &e))?);
+        }
+        if !wanted.is_empty() {
+            let _ = shared.reports.set(Reports::new(wanted));
+        }
         let mut paths = Vec::new();
         for value in &args.out {
             paths.push(out::parse(value).map_err(|e| config_error(shared, &e))?);
@@ -238,6 +246,16 @@ impl Run {
                 .line("error", &format!("--out json={}: {e}", out.path), &[]);
         }
         let elapsed = shared.elapsed_secs();
+        if let Some(r) = shared.reports.get() {
+            let name = shared
+                .script
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            if let Err(e) = r.write(&name, Duration::from_secs_f64(elapsed)) {
+                shared.log.line("error", &e, &[]);
+                code = code.max(exit::GENERIC);
+            }
+        }
         let totals = std::mem::take(&mut *shared.totals.lock().unwrap_or_else(|e| e.into_inner()));
         let defs = shared.registry.defs();
         let subs_defs = shared

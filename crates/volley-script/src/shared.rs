@@ -18,6 +18,7 @@ use crate::{
     log::Logger,
     metrics::{Registry, Sink, SubDef},
     out::JsonOut,
+    report::Reports,
 };
 
 /// The run's shared state.
@@ -55,6 +56,8 @@ pub(crate) struct Shared {
     pub insecure_tls: AtomicBool,
     /// `--out json=FILE`, once the thresholds are known.
     pub out: OnceLock<JsonOut>,
+    /// `--report FORMAT=FILE`.
+    pub reports: OnceLock<Reports>,
 }
 
 impl Shared {
@@ -82,6 +85,7 @@ impl Shared {
             aborted: OnceLock::new(),
             abort_flag: AtomicBool::new(false),
             out: OnceLock::new(),
+            reports: OnceLock::new(),
             insecure_tls: AtomicBool::new(false),
         }
     }

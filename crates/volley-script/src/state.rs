@@ -178,6 +178,9 @@ impl VuState {
     /// Records a finished unary call: `grpc_req_duration` with k6's tags, bytes both ways.
     pub(crate) fn record_call(&self, c: &Finished<'_>) {
         let ms = c.took.as_secs_f64() * 1000.0;
+        if let Some(r) = self.shared.reports.get() {
+            r.record(c, self.shared.started.elapsed().as_secs());
+        }
         {
             let mut sink = self.sink.borrow_mut();
             sink.add(id::GRPC_REQ_DURATION, Kind::Trend, ms);

@@ -479,6 +479,65 @@ fn out_json_writes_every_sample_as_k6_does() {
     assert!(!r.dir.join("samples.csv").exists());
 }
 
+#[test]
+fn reports_are_volley_bench_s_and_merge_as_its_do() {
+    let rg = route_guide();
+    let r = run(
+        "out_json.js",
+        &[],
+        &rg.addr,
+        &[
+            "--quiet",
+            "--report",
+            "json=results.json",
+            "--report",
+            "html=report.html",
+            "--report",
+            "summary=summary.txt",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.dir.join("results.json")).unwrap())
+            .unwrap();
+    // 2 VUs x 3 iterations, one call each.
+    assert_eq!(results["count"], 6, "{results}");
+    assert_eq!(results["statusCodeDistribution"]["OK"], 6, "{results}");
+    assert_eq!(results["name"], "out_json.js", "{results}");
+    assert!(results["fastest"].as_u64().unwrap() > 0, "{results}");
+    assert_eq!(results["volley"]["results"]["count"], 6, "{results}");
+    let html = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("out_json.js"));
+    let summary = std::fs::read_to_string(r.dir.join("summary.txt")).unwrap();
+    assert!(summary.contains("Count:\t6"), "{summary}");
+
+    // `volley report merge` sums two runs' results exactly; `compare` reads them.
+    let results = r.dir.join("results.json").display().to_string();
+    let merged = VOLLEY
+        .command(&["report", "merge", "-O", "json", &results, &results])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(merged["count"], 12, "{merged}");
+    let compared = VOLLEY
+        .command(&["report", "compare", &results, &results])
+        .output()
+        .unwrap();
+    assert!(compared.status.success(), "{compared:?}");
+    assert!(String::from_utf8_lossy(&compared.stdout).contains("p99"));
+
+    // A format that lists calls one by one: refused in one line, k6's invalid-config code.
+    let r = run("out_json.js", &[], &rg.addr, &["--report", "csv=calls.csv"]);
+    assert_eq!(r.code, 104, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("the format is one of summary, json, pretty, html"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
 fn chain_server() -> volley_testkit::VolleyProcess {
     VOLLEY.serve(&[
