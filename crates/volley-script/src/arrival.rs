@@ -15,6 +15,8 @@ use tokio::sync::Notify;
 pub(crate) struct ArrivalClock {
     /// The next iteration's number.
     pub(crate) k: u64,
+    /// `--shard I/N`: only the starts numbered I mod N (`(0, 1)`: all).
+    pub(crate) stripe: (u64, u64),
     /// The rate, piecewise linear: `(from, to, rate at from, rate at to)` in seconds and
     /// iterations per second.
     pub(crate) segments: Vec<(f64, f64, f64, f64)>,
@@ -24,6 +26,7 @@ impl ArrivalClock {
     pub(crate) fn constant(per_sec: f64, end: f64) -> ArrivalClock {
         ArrivalClock {
             k: 0,
+            stripe: (0, 1),
             segments: vec![(0.0, end, per_sec, per_sec)],
         }
         .starting()
@@ -40,7 +43,12 @@ impl ArrivalClock {
             at += d;
             from = to;
         }
-        ArrivalClock { k: 0, segments }.starting()
+        ArrivalClock {
+            k: 0,
+            stripe: (0, 1),
+            segments,
+        }
+        .starting()
     }
 
     /// Starting at rate zero, the first iteration waits for one iteration's worth of rate.
@@ -77,9 +85,17 @@ impl ArrivalClock {
 
     /// The next start, as seconds from the scenario's start, or `None` past its end.
     pub(crate) fn take(&mut self) -> Option<f64> {
+        let (i, n) = self.stripe;
+        self.k += (i + n - self.k % n) % n;
         let t = self.time_of(self.k as f64)?;
         self.k += 1;
         Some(t)
+    }
+
+    /// Only the starts numbered `index` mod `count` from now on (`--shard`).
+    pub(crate) fn striped(mut self, index: u64, count: u64) -> ArrivalClock {
+        self.stripe = (index, count.max(1));
+        self
     }
 }
 
@@ -174,6 +190,23 @@ mod tests {
         assert!((starts[0] - 0.2f64.sqrt()).abs() < 1e-9, "{starts:?}");
         assert!((starts[4] - 1.0).abs() < 1e-9, "{starts:?}");
         assert!(starts.windows(2).all(|w| w[1] > w[0]), "{starts:?}");
+    }
+
+    #[test]
+    fn shards_of_an_arrival_clock_take_every_start_once() {
+        let whole: Vec<f64> = {
+            let mut c = ArrivalClock::ramping(0.0, &[(1.0, 10.0), (1.0, 10.0)], 1.0);
+            std::iter::from_fn(|| c.take()).collect()
+        };
+        let mut all: Vec<f64> = (0..3)
+            .flat_map(|i| {
+                let mut c =
+                    ArrivalClock::ramping(0.0, &[(1.0, 10.0), (1.0, 10.0)], 1.0).striped(i, 3);
+                std::iter::from_fn(move || c.take()).collect::<Vec<_>>()
+            })
+            .collect();
+        all.sort_by(f64::total_cmp);
+        assert_eq!(all, whole);
     }
 
     #[test]

@@ -35,6 +35,12 @@ pub struct RunArgs {
     /// what `volley report merge` and `compare` take.
     #[arg(long = "report", value_name = "FORMAT=FILE")]
     pub reports: Vec<String>,
+    /// Run shard I of N of the script (`auto/N`: I from `JOB_COMPLETION_INDEX`, as a
+    /// Kubernetes Indexed Job sets it): each scenario's VUs and iterations split so the shards
+    /// add up to the whole, an arrival rate's starts numbered I mod N. `volley report merge`
+    /// sums the shards' `--report json=FILE` results exactly.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Write the end-of-test summary as JSON to this file (k6's older export format).
     #[arg(long)]
     pub summary_export: Option<String>,

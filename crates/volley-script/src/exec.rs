@@ -87,10 +87,11 @@ impl ScenarioRun {
                 &stages_secs(stages),
                 1.0 / time_unit.as_secs_f64(),
             ),
-            _ => ArrivalClock {
-                k: 0,
-                segments: Vec::new(),
-            },
+            _ => ArrivalClock::constant(0.0, 0.0),
+        };
+        let clock = match sc.stripe {
+            Some(s) => clock.striped(s.index, s.count),
+            None => clock,
         };
         ScenarioRun {
             sc,

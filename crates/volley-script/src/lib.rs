@@ -33,6 +33,7 @@ mod out;
 mod report;
 mod run;
 mod sched;
+mod shard;
 mod shared;
 mod state;
 mod summary;

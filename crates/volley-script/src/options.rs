@@ -6,6 +6,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use serde::Deserialize;
 use serde_json::Value;
+use volley_bench::plan::shard::Shard;
 
 use crate::duration::{duration, format_duration, opt_duration, parse_duration, value_duration};
 
@@ -215,6 +216,8 @@ pub(crate) struct Scenario {
     pub env: BTreeMap<String, String>,
     /// `tags` of the scenario, on every sample its VUs take.
     pub tags: BTreeMap<String, String>,
+    /// `--shard I/N`: an arrival rate starts only the plan's starts numbered I mod N.
+    pub stripe: Option<Shard>,
 }
 
 /// What the command line sets over the script's options.
@@ -299,6 +302,7 @@ pub(crate) fn scenarios(opts: &ScriptOptions, cli: &Overrides) -> Result<Vec<Sce
         graceful_stop: GRACEFUL_STOP,
         env: BTreeMap::new(),
         tags: BTreeMap::new(),
+        stripe: None,
     }])
 }
 
@@ -423,6 +427,7 @@ fn scenario(name: &str, v: &Value) -> Result<Scenario, String> {
         graceful_stop: get_d("gracefulStop")?.unwrap_or(GRACEFUL_STOP),
         env: strings("env")?,
         tags: strings("tags")?,
+        stripe: None,
     })
 }
 

@@ -12,7 +12,8 @@ use std::{
 };
 
 use volley_bench::{
-    EndReason, Format, Outcome, Report, ReportOptions, recorder::Recorder, report::format,
+    EndReason, Format, Outcome, Report, ReportOptions, plan::shard::Shard, recorder::Recorder,
+    report::format,
 };
 use volley_wire::{Code, Status};
 
@@ -28,6 +29,8 @@ pub(crate) struct Reports {
     wanted: Vec<(Format, String)>,
     recorders: Mutex<Vec<Arc<Mutex<Recorder>>>>,
     started_unix_nano: i64,
+    /// `--shard`, carried in the results for `volley report merge`.
+    shard: Option<Shard>,
 }
 
 thread_local! {
@@ -56,9 +59,10 @@ fn unix_nanos() -> i64 {
 }
 
 impl Reports {
-    pub(crate) fn new(wanted: Vec<(Format, String)>) -> Reports {
+    pub(crate) fn new(wanted: Vec<(Format, String)>, shard: Option<Shard>) -> Reports {
         Reports {
             wanted,
+            shard,
             recorders: Mutex::new(Vec::new()),
             started_unix_nano: unix_nanos(),
         }
@@ -126,6 +130,9 @@ impl Reports {
         };
         let mut report = Report::new(outcome, options, None);
         report.name = name.to_owned();
+        if let Some(r) = &mut report.volley.results {
+            r.shard = self.shard;
+        }
         for (f, path) in &self.wanted {
             let mut out = Vec::new();
             format::write(&mut out, *f, &report)

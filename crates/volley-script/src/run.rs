@@ -11,12 +11,15 @@ use std::{
     time::{Duration, Instant},
 };
 
+use volley_bench::plan::shard::{INDEX_VAR, parse_shard};
+
 use crate::{
     RunArgs, exec,
     metrics::{self, Agg, Kind, id},
     options::{self, Overrides, ScriptOptions},
     out::{self, JsonOut},
     report::{self, Reports},
+    shard,
     shared::Shared,
     summary, thresholds,
     thresholds::MetricThresholds,
@@ -82,7 +85,18 @@ impl Run {
                 Some(options::parse_stages(&args.stages).map_err(|e| config_error(shared, &e))?)
             },
         };
-        let scenarios = options::scenarios(&opts, &cli).map_err(|e| config_error(shared, &e))?;
+        let mut scenarios =
+            options::scenarios(&opts, &cli).map_err(|e| config_error(shared, &e))?;
+        let shard = match &args.shard {
+            Some(text) => {
+                let index = std::env::var(INDEX_VAR).ok();
+                let s = parse_shard(text, index.as_deref())
+                    .map_err(|e| config_error(shared, &e.to_string()))?;
+                shard::apply(&mut scenarios, s);
+                Some(s)
+            }
+            None => None,
+        };
         for s in &scenarios {
             if !vu0.has_function(&s.exec) {
                 let what = if s.exec == "default" {
@@ -135,7 +149,7 @@ impl Run {
             wanted.push(report::parse(value).map_err(|e| config_error(shared, &e))?);
         }
         if !wanted.is_empty() {
-            let _ = shared.reports.set(Reports::new(wanted));
+            let _ = shared.reports.set(Reports::new(wanted, shard));
         }
         let mut paths = Vec::new();
         for value in &args.out {

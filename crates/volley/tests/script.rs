@@ -538,6 +538,59 @@ fn reports_are_volley_bench_s_and_merge_as_its_do() {
     );
 }
 
+#[test]
+fn shards_of_a_script_add_up_to_the_whole_and_merge_exactly() {
+    let rg = route_guide();
+    let mut results = Vec::new();
+    let mut iterations = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let r = run(
+            "shard.js",
+            &[],
+            &rg.addr,
+            &["--quiet", "--shard", shard, "--report", "json=results.json"],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let n: Value =
+            serde_json::from_str(r.stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+        iterations.push(n["iterations"].as_f64().unwrap());
+        // Each run makes its folder anew: keep its results out of it.
+        let path = std::env::temp_dir().join(format!(
+            "volley-shard-{}-{}.json",
+            std::process::id(),
+            &shard[..1]
+        ));
+        std::fs::copy(r.dir.join("results.json"), &path).unwrap();
+        results.push(path.display().to_string());
+    }
+    // 7 shared iterations (3 and 4) and 20 arrival-rate starts (the even and the odd ones).
+    assert_eq!(iterations, vec![13.0, 14.0], "{iterations:?}");
+    let merged = VOLLEY
+        .command(&["report", "merge", "-O", "json", &results[0], &results[1]])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    assert!(
+        !String::from_utf8_lossy(&merged.stderr).contains("shard"),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(merged["count"], 27, "{merged}");
+    // One shard alone: the merge says which is missing.
+    let one = VOLLEY
+        .command(&["report", "merge", &results[0]])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&one.stderr).contains("shard 1 of 2 is missing"),
+        "{one:?}"
+    );
+    for p in &results {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
 fn chain_server() -> volley_testkit::VolleyProcess {
     VOLLEY.serve(&[

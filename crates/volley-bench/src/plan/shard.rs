@@ -32,10 +32,10 @@ pub enum Emit {
 }
 
 /// The environment variable a Kubernetes Indexed Job sets to the pod's index.
-pub(crate) const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 
 /// Parses `--shard`; `index_var` is `JOB_COMPLETION_INDEX`'s value, for `auto/N`.
-pub(crate) fn parse_shard(text: &str, index_var: Option<&str>) -> Result<Shard, PlanError> {
+pub fn parse_shard(text: &str, index_var: Option<&str>) -> Result<Shard, PlanError> {
     let bad = |why: &str| PlanError::new(format!("--shard {text:?}: {why}"));
     let (i, n) = text
         .split_once('/')
