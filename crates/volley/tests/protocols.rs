@@ -1,6 +1,7 @@
 //! One port, every protocol: curl speaks Connect (JSON and proto, unary and streaming) and gRPC-Web
 //! (binary and text) to `volley serve`, and gets what grpcurl gets over gRPC; wrk loads `GET /`;
-//! bad requests get the right HTTP status and leave the server serving.
+//! bad requests get the right HTTP status and leave the server serving; `volley bench
+//! --protocol` loads over gRPC-Web and Connect, which grpc-go's gRPC-only server refuses.
 
 use std::process::Command;
 
@@ -426,4 +427,108 @@ fn rest_routes_of_the_built_in_services() {
     assert!(get("/v1/nothing").ends_with("404"));
     let out = get("/v1/users/abc");
     assert!(out.ends_with("400"), "{out}");
+}
+
+/// `volley bench --protocol P` against `volley serve`, `-O json`: the report.
+fn bench_over(addr: &str, proto: &str, call: &str, data: &str, protocol: &str) -> Value {
+    let out = VOLLEY
+        .command(&[
+            "bench",
+            "--insecure",
+            "--proto",
+            proto,
+            "--call",
+            call,
+            "-d",
+            data,
+            "-n",
+            "200",
+            "-c",
+            "4",
+            "--protocol",
+            protocol,
+            "-O",
+            "json",
+            addr,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{protocol}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn volley_bench_loads_over_grpc_web_and_connect() {
+    let p = VOLLEY.serve(&["--threads", "2"]);
+    let addr = p.addr().to_string();
+    let users = volley_testkit::workspace_file("proto/api/users.proto");
+    for protocol in ["grpc", "grpc-web", "connect"] {
+        let r = bench_over(&addr, &users, "api.Users.Get", r#"{"id":228}"#, protocol);
+        assert_eq!(r["count"], 200, "{protocol}: {r}");
+        assert_eq!(r["statusCodeDistribution"]["OK"], 200, "{protocol}: {r}");
+    }
+    // grpc-go's server (route_guide) speaks gRPC only: it answers gRPC, and refuses the same
+    // calls sent as gRPC-Web or Connect with HTTP 415, so those are not gRPC on the wire.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut rg = Command::new(tool("route-guide"))
+        .args(["-port", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start route-guide");
+    let rg_addr = format!("127.0.0.1:{port}");
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(&rg_addr).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let proto = volley_testkit::workspace_file("scripts/peers/route-guide/route_guide.proto");
+    let call = "routeguide.RouteGuide.GetFeature";
+    let data = r#"{"latitude":409146138,"longitude":-746188906}"#;
+    let grpc = bench_over(&rg_addr, &proto, call, data, "grpc");
+    assert_eq!(grpc["statusCodeDistribution"]["OK"], 200, "{grpc}");
+    for protocol in ["grpc-web", "connect"] {
+        let r = bench_over(&rg_addr, &proto, call, data, protocol);
+        assert_eq!(
+            r["statusCodeDistribution"]["Unknown"], 200,
+            "{protocol}: {r}"
+        );
+        assert!(
+            r["errorDistribution"].to_string().contains("415"),
+            "{protocol}: {r}"
+        );
+    }
+    let _ = rg.kill();
+    let _ = rg.wait();
+
+    // A stream is refused in one line.
+    let out = VOLLEY
+        .command(&[
+            "bench",
+            "--insecure",
+            "--proto",
+            &users,
+            "--call",
+            "api.Users.List",
+            "-d",
+            "{}",
+            "-n",
+            "1",
+            "--protocol",
+            "connect",
+            &addr,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--protocol connect: volley bench makes unary calls over gRPC-Web and Connect; api.Users.List streams"),
+        "{err}"
+    );
 }

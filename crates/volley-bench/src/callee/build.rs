@@ -20,12 +20,15 @@ use volley_proto::{
     template::{CallData, ProtoTemplate, Template, looks_templated},
 };
 
+use volley_call::dynamic::Protocol;
+
 use super::{
-    CallKind, GrpcTarget, HttpTarget, Target,
+    CallKind, CustomTarget, GrpcTarget, HttpTarget, Target,
     lines::Lines,
     metadata,
     mix::{MixEntry, MixTarget},
     payload::{self, Payload, Templated},
+    web::WebCall,
 };
 use crate::plan::{DataSource, Plan, SchemaSource, mix::MixCall};
 
@@ -117,6 +120,41 @@ pub(crate) async fn grpc(plan: &Plan, host: &str) -> Result<Target, TargetError>
     let block = volley_client::load::fast::frame::HeaderBlock::of(&head);
     let uuid = matches!(&payload, Payload::Templated(t) if t.template.reads("UUID"))
         || md.per_call.as_ref().is_some_and(|m| m.reads("UUID"));
+    if let Some(protocol) = plan.protocol {
+        let name = match protocol {
+            Protocol::GrpcWeb => "grpc-web",
+            Protocol::Connect => "connect",
+            Protocol::Grpc => "grpc",
+        };
+        if desc.is_client_streaming() || desc.is_server_streaming() {
+            fail!(
+                "--protocol {name}: volley bench makes unary calls over gRPC-Web and Connect; {} streams",
+                desc.full_name()
+            );
+        }
+        if md.per_call.is_some() {
+            fail!(
+                "--protocol {name}: -m with template actions is not sent over gRPC-Web or Connect; give fixed metadata"
+            );
+        }
+        if plan.gzip {
+            fail!(
+                "--protocol {name}: --enable-compression compresses gRPC messages; leave it off for gRPC-Web and Connect"
+            );
+        }
+        let call = WebCall::new(
+            protocol,
+            (scheme, &endpoint.authority, &method.path),
+            &fixed,
+            plan.run.timeout,
+            plan.max_recv,
+            (payload, base, uuid),
+        );
+        return Ok(Target::Custom(CustomTarget {
+            endpoint,
+            call: Arc::new(call),
+        }));
+    }
     Ok(Target::Grpc(GrpcTarget {
         block,
         endpoint,

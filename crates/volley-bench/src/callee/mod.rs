@@ -8,6 +8,7 @@ mod lines;
 pub mod metadata;
 pub mod mix;
 pub mod payload;
+mod web;
 
 use std::{cell::RefCell, future::Future, pin::Pin, sync::Arc};
 

@@ -239,6 +239,14 @@ pub struct BenchArgs {
     /// Compress requests with gzip.
     #[arg(help_heading = "Connections", short = 'e', long = "enable-compression", action = ArgAction::SetTrue)]
     pub enable_compression: bool,
+    /// The wire protocol of the calls: `grpc` (the default), `grpc-web` or `connect` (unary
+    /// methods; Connect's unary calls send the message as the whole body), on HTTP/2.
+    #[arg(
+        help_heading = "Connections",
+        long = "protocol",
+        value_name = "grpc|grpc-web|connect"
+    )]
+    pub protocol: Option<String>,
 
     /// A header, `Name: value` (repeatable): on an HTTP target a request header; on a gRPC
     /// target call metadata, sent before -m's pairs (grpcurl's -H).

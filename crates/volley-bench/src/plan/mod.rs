@@ -69,6 +69,8 @@ pub struct Plan {
     pub run: RunOptions,
     /// gzip requests.
     pub gzip: bool,
+    /// `--protocol grpc-web|connect`: unary calls over gRPC-Web or Connect (`None`: gRPC).
+    pub protocol: Option<volley_call::dynamic::Protocol>,
     /// Dial timeout.
     pub connect_timeout: Duration,
     /// Keepalive.

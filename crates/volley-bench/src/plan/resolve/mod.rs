@@ -101,6 +101,7 @@ fn resolve_in(a: &BenchArgs, cfg: &Map<String, Value>, env: &Env) -> Result<Plan
             client: env.client,
         },
         gzip: target.gzip,
+        protocol: target.protocol,
         connect_timeout: target.connect_timeout,
         keepalive: target.keepalive,
         format: output.format,

@@ -4,6 +4,7 @@
 use std::{path::PathBuf, time::Duration};
 
 use serde_json::{Map, Value};
+use volley_call::dynamic::Protocol;
 
 use crate::plan::{
     PlanError, SchemaSource,
@@ -35,6 +36,7 @@ pub(super) struct TargetPart {
     pub(super) max_recv: usize,
     pub(super) max_send: usize,
     pub(super) gzip: bool,
+    pub(super) protocol: Option<Protocol>,
 }
 
 /// Resolves the target section, taking its options from `f`.
@@ -102,6 +104,14 @@ pub(super) fn target(
         max_recv: f.max_recv_message_size.take().unwrap_or(i32::MAX as usize),
         max_send: f.max_send_message_size.take().unwrap_or(i32::MAX as usize),
         gzip: f.enable_compression.take().unwrap_or(false),
+        protocol: match a.protocol.as_deref() {
+            None | Some("grpc") => None,
+            Some(p) => Some(Protocol::parse(p).ok_or_else(|| {
+                PlanError::new(format!(
+                    "--protocol {p:?}: expected grpc, grpc-web or connect"
+                ))
+            })?),
+        },
     })
 }
 
