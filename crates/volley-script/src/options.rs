@@ -25,6 +25,12 @@ pub(crate) struct ScriptOptions {
     pub thresholds: BTreeMap<String, Value>,
     pub summary_trend_stats: Option<Vec<String>>,
     pub insecure_skip_tls_verify: Option<bool>,
+    /// How long `setup()` may run (k6's default: 60 s).
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub setup_timeout: Option<Duration>,
+    /// How long `teardown()` may run (60 s).
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub teardown_timeout: Option<Duration>,
 }
 
 /// One ramp: reach `target` over `duration`.

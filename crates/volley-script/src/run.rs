@@ -30,6 +30,8 @@ use crate::{
 /// k6's exit codes.
 pub(crate) mod exit {
     pub(crate) const THRESHOLDS_FAILED: i32 = 99;
+    pub(crate) const SETUP_TIMEOUT: i32 = 100;
+    pub(crate) const TEARDOWN_TIMEOUT: i32 = 101;
     pub(crate) const INVALID_CONFIG: i32 = 104;
     pub(crate) const SCRIPT_EXCEPTION: i32 = 107;
     pub(crate) const SCRIPT_ABORTED: i32 = 108;
@@ -42,6 +44,9 @@ pub(crate) struct Run {
     scenarios: Vec<options::Scenario>,
     thresholds: Vec<MetricThresholds>,
     trend_stats: Vec<String>,
+    /// `setupTimeout` and `teardownTimeout`.
+    setup_timeout: Duration,
+    teardown_timeout: Duration,
 }
 
 fn script_error(shared: &Shared, text: &str) -> i32 {
@@ -51,6 +56,29 @@ fn script_error(shared: &Shared, text: &str) -> i32 {
         &[("hint", "script exception"), ("source", "stacktrace")],
     );
     exit::SCRIPT_EXCEPTION
+}
+
+/// k6's default `setupTimeout` and `teardownTimeout`.
+const LIFECYCLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `setup` or `teardown` ran past its time limit: k6's line and exit code.
+fn timed_out(shared: &Shared, what: &str, limit: Duration) -> i32 {
+    shared.log.line(
+        "error",
+        &format!(
+            "{what}() execution timed out after {} seconds",
+            limit.as_secs_f64()
+        ),
+        &[(
+            "hint",
+            &format!("You can increase the time limit via the {what}Timeout option"),
+        )],
+    );
+    if what == "setup" {
+        exit::SETUP_TIMEOUT
+    } else {
+        exit::TEARDOWN_TIMEOUT
+    }
 }
 
 fn config_error(shared: &Shared, text: &str) -> i32 {
@@ -187,6 +215,8 @@ impl Run {
             scenarios,
             thresholds,
             trend_stats,
+            setup_timeout: opts.setup_timeout.unwrap_or(LIFECYCLE_TIMEOUT),
+            teardown_timeout: opts.teardown_timeout.unwrap_or(LIFECYCLE_TIMEOUT),
         })
     }
 
@@ -206,9 +236,10 @@ impl Run {
         }
         // setup()
         let data = if self.vu0.has_function("setup") {
-            match self.vu0.call_json("setup", None) {
+            match self.vu0.call_json_within("setup", None, self.setup_timeout) {
                 Ok(d) => d,
-                Err(e) => return script_error(shared, &e),
+                Err(Some(e)) => return script_error(shared, &e),
+                Err(None) => return timed_out(shared, "setup", self.setup_timeout),
             }
         } else {
             None
@@ -246,10 +277,15 @@ impl Run {
         }
         // teardown(data)
         let mut code = 0;
-        if self.vu0.has_function("teardown")
-            && let Err(e) = self.vu0.call_json("teardown", data.as_deref())
-        {
-            code = script_error(shared, &e);
+        if self.vu0.has_function("teardown") {
+            match self
+                .vu0
+                .call_json_within("teardown", data.as_deref(), self.teardown_timeout)
+            {
+                Ok(_) => {}
+                Err(Some(e)) => code = script_error(shared, &e),
+                Err(None) => code = timed_out(shared, "teardown", self.teardown_timeout),
+            }
         }
         self.vu0.st.flush(true);
         if let Some(out) = shared.out.get()

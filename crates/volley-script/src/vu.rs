@@ -11,7 +11,7 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use rquickjs::{
@@ -154,6 +154,38 @@ impl Vu {
                 .and_then(|ns| ns.get::<_, Value>(name).ok())
                 .is_some_and(|v| v.is_function())
         })
+    }
+
+    /// [`Vu::call_json`] cut short after `limit` (k6's `setupTimeout` and `teardownTimeout`):
+    /// the JavaScript engine is interrupted and a blocked call cut; `Err(None)` when time ran out.
+    pub(crate) fn call_json_within(
+        &mut self,
+        name: &str,
+        arg: Option<&str>,
+        limit: Duration,
+    ) -> Result<Option<String>, Option<String>> {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let (stop_tx, stop_rx) = watch::channel(false);
+        *self.st.stop.borrow_mut() = Some(stop_rx);
+        let flag = self.interrupt.clone();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let late = timed_out.clone();
+        let watcher = std::thread::spawn(move || {
+            if done_rx.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                late.store(true, Ordering::Relaxed);
+                flag.store(true, Ordering::Relaxed);
+                let _ = stop_tx.send(true);
+            }
+        });
+        let r = self.call_json(name, arg);
+        drop(done_tx);
+        let _ = watcher.join();
+        *self.st.stop.borrow_mut() = None;
+        self.interrupt.store(false, Ordering::Relaxed);
+        if timed_out.load(Ordering::Relaxed) {
+            return Err(None);
+        }
+        r.map_err(Some)
     }
 
     /// Calls an exported lifecycle function (`setup`, `teardown`, `handleSummary`) with

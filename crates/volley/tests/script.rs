@@ -591,6 +591,42 @@ fn shards_of_a_script_add_up_to_the_whole_and_merge_exactly() {
     }
 }
 
+#[test]
+fn setup_and_teardown_stop_at_their_time_limits_with_k6_s_codes() {
+    for (stuck, code, line) in [
+        (
+            "setup",
+            100,
+            "setup() execution timed out after 0.5 seconds",
+        ),
+        (
+            "teardown",
+            101,
+            "teardown() execution timed out after 0.5 seconds",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let r = run(
+            "lifecycle_timeout.js",
+            &[],
+            "",
+            &["--quiet", "-e", &format!("STUCK={stuck}")],
+        );
+        // The sleep would take 30 s and the loop forever: both are cut at 0.5 s.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{stuck}"
+        );
+        assert_eq!(r.code, code, "{stuck}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(line), "{stuck}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("via the {stuck}Timeout option")),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
 fn chain_server() -> volley_testkit::VolleyProcess {
     VOLLEY.serve(&[
