@@ -22,6 +22,7 @@ mod arrival;
 mod cli;
 mod duration;
 mod exec;
+mod exit;
 mod grpc;
 mod http;
 mod log;
@@ -49,10 +50,7 @@ use std::{
 use clap::Parser;
 pub use cli::RunArgs;
 
-use crate::{
-    run::{Run, exit},
-    shared::Shared,
-};
+use crate::{run::Run, shared::Shared};
 
 /// Runs `volley run ARGS` (or `k6 run ARGS`); returns the exit code.
 pub fn main(args: &[String]) -> i32 {

@@ -17,8 +17,6 @@ use volley_bench::{
 };
 use volley_wire::{Code, Status};
 
-use crate::grpc::Finished;
-
 /// The formats a script's report can take: volley bench's, less those that list calls one by
 /// one (`csv`, `influx-details`; a script's calls are counted, not kept) and `wrk` (HTTP).
 const FORMATS: &str = "summary, json, pretty, html, influx-summary, prometheus";
@@ -68,8 +66,13 @@ impl Reports {
         }
     }
 
-    /// Records a finished call, `second` seconds into the run.
-    pub(crate) fn record(&self, c: &Finished<'_>, second: u64) {
+    /// Records a finished call (its time, status code and message, bytes received), `second`
+    /// seconds into the run.
+    pub(crate) fn record(
+        &self,
+        (took, code, message, received): (Duration, i32, &str, usize),
+        second: u64,
+    ) {
         let rec = OWN.with(|own| {
             own.borrow_mut()
                 .get_or_insert_with(|| {
@@ -83,16 +86,16 @@ impl Reports {
                 .clone()
         });
         let mut r = rec.lock().unwrap_or_else(|e| e.into_inner());
-        let ns = u64::try_from(c.took.as_nanos()).unwrap_or(u64::MAX);
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         let status;
-        let result = if c.code == 0 {
+        let result = if code == 0 {
             Ok(())
         } else {
-            status = Status::new(Code::from_i32(c.code), c.message.to_owned());
+            status = Status::new(Code::from_i32(code), message.to_owned());
             Err(&status)
         };
         r.record(0, 0, ns, ns, result);
-        r.note_done(second, c.received);
+        r.note_done(second, received);
     }
 
     /// Writes each report asked for: `name` is the script's, `elapsed` the run's length.

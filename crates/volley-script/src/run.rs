@@ -15,6 +15,7 @@ use volley_bench::plan::shard::{INDEX_VAR, parse_shard};
 
 use crate::{
     RunArgs, exec,
+    exit::{self, LIFECYCLE_TIMEOUT, config_error, script_error, timed_out},
     metrics::{self, Agg, Kind, id},
     options::{self, Overrides, ScriptOptions},
     out::{self, JsonOut},
@@ -27,17 +28,6 @@ use crate::{
     vu::Vu,
 };
 
-/// k6's exit codes.
-pub(crate) mod exit {
-    pub(crate) const THRESHOLDS_FAILED: i32 = 99;
-    pub(crate) const SETUP_TIMEOUT: i32 = 100;
-    pub(crate) const TEARDOWN_TIMEOUT: i32 = 101;
-    pub(crate) const INVALID_CONFIG: i32 = 104;
-    pub(crate) const SCRIPT_EXCEPTION: i32 = 107;
-    pub(crate) const SCRIPT_ABORTED: i32 = 108;
-    pub(crate) const GENERIC: i32 = 255;
-}
-
 /// A run between its options and its summary.
 pub(crate) struct Run {
     vu0: Vu,
@@ -47,43 +37,6 @@ pub(crate) struct Run {
     /// `setupTimeout` and `teardownTimeout`.
     setup_timeout: Duration,
     teardown_timeout: Duration,
-}
-
-fn script_error(shared: &Shared, text: &str) -> i32 {
-    shared.log.line(
-        "error",
-        text,
-        &[("hint", "script exception"), ("source", "stacktrace")],
-    );
-    exit::SCRIPT_EXCEPTION
-}
-
-/// k6's default `setupTimeout` and `teardownTimeout`.
-const LIFECYCLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// `setup` or `teardown` ran past its time limit: k6's line and exit code.
-fn timed_out(shared: &Shared, what: &str, limit: Duration) -> i32 {
-    shared.log.line(
-        "error",
-        &format!(
-            "{what}() execution timed out after {} seconds",
-            limit.as_secs_f64()
-        ),
-        &[(
-            "hint",
-            &format!("You can increase the time limit via the {what}Timeout option"),
-        )],
-    );
-    if what == "setup" {
-        exit::SETUP_TIMEOUT
-    } else {
-        exit::TEARDOWN_TIMEOUT
-    }
-}
-
-fn config_error(shared: &Shared, text: &str) -> i32 {
-    shared.log.line("error", text, &[]);
-    exit::INVALID_CONFIG
 }
 
 impl Run {

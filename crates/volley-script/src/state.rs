@@ -179,7 +179,10 @@ impl VuState {
     pub(crate) fn record_call(&self, c: &Finished<'_>) {
         let ms = c.took.as_secs_f64() * 1000.0;
         if let Some(r) = self.shared.reports.get() {
-            r.record(c, self.shared.started.elapsed().as_secs());
+            r.record(
+                (c.took, c.code, c.message, c.received),
+                self.shared.started.elapsed().as_secs(),
+            );
         }
         {
             let mut sink = self.sink.borrow_mut();
