@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::{
-    EndReason, Outcome, Report, ReportOptions,
+    Outcome, Report, ReportOptions,
     engine::MethodOutcome,
     recorder::Recorder,
     results::{Results, plan_hash},
@@ -119,20 +119,11 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
     let methods = merge_methods(inputs, &all)?;
     let start = all.iter().map(|r| r.start_unix_nano).min().unwrap_or(0);
     let end = all.iter().map(|r| r.end_unix_nano).max().unwrap_or(start);
-    let outcome = Outcome {
-        recorder,
-        total: std::time::Duration::from_nanos(end.saturating_sub(start).max(0) as u64),
-        end_reason: EndReason::Normal,
-        started_unix_nano: start,
-        rate_not_kept: false,
-        generator_saturated: all.iter().any(|r| r.generator_saturated),
-        rate_unreachable: all.iter().any(|r| r.rate_unreachable),
-        aborted: None,
-        connect: std::time::Duration::ZERO,
-        cpu: std::time::Duration::ZERO,
-        methods,
-        client_path: None,
-    };
+    let total = std::time::Duration::from_nanos(end.saturating_sub(start).max(0) as u64);
+    let mut outcome = Outcome::recorded(recorder, total, start);
+    outcome.generator_saturated = all.iter().any(|r| r.generator_saturated);
+    outcome.rate_unreachable = all.iter().any(|r| r.rate_unreachable);
+    outcome.methods = methods;
     let options_json = first.report.get("options").cloned().unwrap_or(Value::Null);
     let options: ReportOptions = serde_json::from_value(options_json.clone())
         .map_err(|e| MergeError(format!("{}: options: {e}", first.name)))?;

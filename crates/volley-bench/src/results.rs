@@ -239,20 +239,7 @@ mod tests {
     use volley_wire::Status;
 
     fn outcome(r: Recorder) -> Outcome {
-        Outcome {
-            recorder: r,
-            total: Duration::from_secs(2),
-            end_reason: crate::EndReason::Normal,
-            started_unix_nano: 1_700_000_000_000_000_000,
-            rate_not_kept: false,
-            generator_saturated: false,
-            rate_unreachable: false,
-            aborted: None,
-            connect: Duration::ZERO,
-            cpu: Duration::ZERO,
-            methods: Vec::new(),
-            client_path: None,
-        }
+        Outcome::recorded(r, Duration::from_secs(2), 1_700_000_000_000_000_000)
     }
 
     /// A small deterministic generator (no dependency for a test's randomness).

@@ -12,8 +12,7 @@ use std::{
 };
 
 use volley_bench::{
-    EndReason, Format, Outcome, Report, ReportOptions, plan::shard::Shard, recorder::Recorder,
-    report::format,
+    Format, Outcome, Report, ReportOptions, plan::shard::Shard, recorder::Recorder, report::format,
 };
 use volley_wire::{Code, Status};
 
@@ -113,20 +112,7 @@ impl Reports {
             );
             recorder.merge(r);
         }
-        let outcome = Outcome {
-            recorder,
-            total: elapsed,
-            end_reason: EndReason::Normal,
-            started_unix_nano: self.started_unix_nano,
-            rate_not_kept: false,
-            generator_saturated: false,
-            rate_unreachable: false,
-            aborted: None,
-            connect: Duration::ZERO,
-            cpu: Duration::ZERO,
-            methods: Vec::new(),
-            client_path: None,
-        };
+        let outcome = Outcome::recorded(recorder, elapsed, self.started_unix_nano);
         let options = ReportOptions {
             call: name.to_owned(),
             ..ReportOptions::default()

@@ -106,6 +106,16 @@ fn run(script: &str, files: &[&str], addr: &str, args: &[&str]) -> Ran {
     }
 }
 
+/// The JSON line a script's `handleSummary` printed among the run's output.
+fn json_line(r: &Ran) -> Value {
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    serde_json::from_str(line).unwrap()
+}
+
 #[test]
 fn a_unary_call_runs_and_prints_what_k6_prints() {
     let rg = route_guide();
@@ -324,12 +334,7 @@ fn setup_data_shared_arrays_groups_custom_metrics_and_handle_summary() {
 fn every_executor_starts_what_it_should() {
     let r = run("executors.js", &[], "", &["--quiet"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let line = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("{}", r.stdout));
-    let n: Value = serde_json::from_str(line).unwrap();
+    let n = json_line(&r);
     let count = |k: &str| n[k].as_f64().unwrap_or(-1.0);
     assert_eq!(count("shared"), 7.0, "{n}");
     assert_eq!(count("pervu"), 6.0, "{n}");
@@ -348,12 +353,7 @@ fn every_executor_starts_what_it_should() {
 fn an_arrival_rate_reuses_the_last_idle_vu_and_drops_the_starts_no_vu_was_free_for() {
     let r = run("arrival_turn.js", &[], "", &["--quiet"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let line = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("{}", r.stdout));
-    let n: Value = serde_json::from_str(line).unwrap();
+    let n = json_line(&r);
     let count = |k: &str| n[k].as_f64().unwrap_or(-1.0);
     // busy: 20 starts, one VU busy 200 ms in each iteration: about 5 run, the rest dropped
     // (idle's 50 starts all find a VU free, so every drop is busy's).
@@ -551,8 +551,7 @@ fn shards_of_a_script_add_up_to_the_whole_and_merge_exactly() {
             &["--quiet", "--shard", shard, "--report", "json=results.json"],
         );
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        let n: Value =
-            serde_json::from_str(r.stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+        let n = json_line(&r);
         iterations.push(n["iterations"].as_f64().unwrap());
         // Each run makes its folder anew: keep its results out of it.
         let path = std::env::temp_dir().join(format!(

@@ -77,6 +77,25 @@ pub struct MethodOutcome {
 }
 
 impl Outcome {
+    /// The outcome of calls recorded elsewhere (merged results, a script's calls): what
+    /// `recorder` holds over `total` from `started_unix_nano`, with none of a run's flags.
+    pub fn recorded(recorder: Recorder, total: Duration, started_unix_nano: i64) -> Outcome {
+        Outcome {
+            recorder,
+            total,
+            end_reason: EndReason::Normal,
+            started_unix_nano,
+            rate_not_kept: false,
+            generator_saturated: false,
+            rate_unreachable: false,
+            aborted: None,
+            connect: Duration::ZERO,
+            cpu: Duration::ZERO,
+            methods: Vec::new(),
+            client_path: None,
+        }
+    }
+
     /// The outcome of one entry of a mix: the run's times and flags, the entry's calls.
     pub fn of_method(&self, m: &MethodOutcome) -> Outcome {
         Outcome {
