@@ -626,6 +626,91 @@ fn setup_and_teardown_stop_at_their_time_limits_with_k6_s_codes() {
     }
 }
 
+/// Client sockets connected to `port` (this machine's TCP table, IPv4).
+fn connections_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let remote = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[2].ends_with(&remote) && f[3] == "01"
+        })
+        .count()
+}
+
+#[test]
+fn a_client_spreads_its_calls_over_the_connections_it_is_given() {
+    let rg = route_guide();
+    let port: u16 = rg.addr.rsplit(':').next().unwrap().parse().unwrap();
+    for (params, want) in [
+        (r#"{"plaintext":true}"#, 1),
+        (r#"{"plaintext":true,"connections":3}"#, 3),
+        (
+            r#"{"plaintext":true,"lb":"round_robin","connections":2}"#,
+            2,
+        ),
+    ] {
+        let dir = workdir("pool.js", &[]);
+        let child = VOLLEY
+            .command(&["run", "--quiet", "pool.js"])
+            .current_dir(&dir)
+            .env("GRPC_ADDR", &rg.addr)
+            .env("PARAMS", params)
+            .env("HOLD", "3")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The calls take milliseconds; the VU then holds its connections for 3 s.
+        let mut seen = 0;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen = connections_to(port);
+            if seen >= want {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        seen = seen.max(connections_to(port));
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{params}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("checks_succeeded...: 100.00% 6 out of 6"),
+            "{stdout}"
+        );
+        assert_eq!(seen, want, "{params}: client connections to the server");
+    }
+    // A count volley does not take, and a policy it does not know: named in one line.
+    for (params, want) in [
+        (
+            r#"{"plaintext":true,"connections":0}"#,
+            "invalid connections value 0",
+        ),
+        (
+            r#"{"plaintext":true,"lb":"least_request"}"#,
+            "invalid lb value \\\"least_request\\\"",
+        ),
+    ] {
+        let dir = workdir("pool.js", &[]);
+        let out = VOLLEY
+            .command(&["run", "--quiet", "pool.js"])
+            .current_dir(&dir)
+            .env("GRPC_ADDR", &rg.addr)
+            .env("PARAMS", params)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{params}: {err}");
+    }
+}
+
 /// `volley serve` answering chain.proto's login and items from chain_stubs.json.
 fn chain_server() -> volley_testkit::VolleyProcess {
     VOLLEY.serve(&[

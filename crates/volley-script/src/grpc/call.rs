@@ -122,7 +122,8 @@ pub(super) fn connected(
         let conn = c
             .conn
             .clone()
-            .ok_or("no gRPC connection, you must call connect first")?;
+            .ok_or("no gRPC connection, you must call connect first")?
+            .pick();
         let pool = c.pool.clone().ok_or(
             "no schema: call client.load(), client.loadProtoset() or connect with reflect: true",
         )?;

@@ -159,6 +159,9 @@ pub(crate) fn connect(
     let mut reflect = false;
     let mut reflect_md = Metadata::new();
     let mut protocol = Protocol::Grpc;
+    // volley's own: connections per address, and every address of a name (`lb: 'round_robin'`).
+    let mut connections = 1usize;
+    let mut round_robin = false;
     let (mut max_recv, mut max_send) = (MAX_RECEIVE, usize::MAX);
     let bad = |what: String| format!("invalid grpc.connect() parameters: {what}");
     if let Some(obj) = params.as_object() {
@@ -202,23 +205,66 @@ pub(crate) fn connect(
                         ))
                     })?
                 }
+                "connections" => {
+                    connections = size(v)
+                        .ok()
+                        .filter(|n| *n <= MAX_CONNECTIONS)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "invalid connections value {v}: a whole number from 1 to {MAX_CONNECTIONS}"
+                            ))
+                        })?
+                }
+                "lb" => {
+                    round_robin = match v.as_str() {
+                        Some("round_robin") => true,
+                        Some("pick_first") => false,
+                        _ => {
+                            return Err(bad(format!(
+                                "invalid lb value {v}: volley takes round_robin or pick_first"
+                            )));
+                        }
+                    }
+                }
                 other => return Err(bad(format!("unknown connect param: {other:?}"))),
             }
         }
     }
-    let mut warnings = Vec::new();
-    let dialed = st
-        .block(dial(&o, &mut warnings))
-        .ok_or("interrupted")?
-        .map_err(|e| match e {
-            volley_call::dynamic::DialError::Usage(s)
-            | volley_call::dynamic::DialError::TlsConfig(s) => s,
-            volley_call::dynamic::DialError::Dial(s, hint) => match hint {
-                Some(h) => format!("failed to connect to {addr}: {s} ({h})"),
-                None => format!("failed to connect to {addr}: {s}"),
-            },
-        })?;
+    let targets = if round_robin {
+        addresses(st, addr)?
+    } else {
+        vec![addr.to_owned()]
+    };
+    let mut pool = Vec::with_capacity(targets.len() * connections);
+    let mut first = None;
+    for target in &targets {
+        for _ in 0..connections {
+            let mut o = o.clone();
+            if target != addr && o.authority.is_empty() {
+                // An address of the name: the name stays the authority and the TLS server name.
+                o.authority = addr.to_owned();
+            }
+            o.target = target.clone();
+            let mut warnings = Vec::new();
+            let dialed = st
+                .block(dial(&o, &mut warnings))
+                .ok_or("interrupted")?
+                .map_err(|e| match e {
+                    volley_call::dynamic::DialError::Usage(s)
+                    | volley_call::dynamic::DialError::TlsConfig(s) => s,
+                    volley_call::dynamic::DialError::Dial(s, hint) => match hint {
+                        Some(h) => format!("failed to connect to {target}: {s} ({h})"),
+                        None => format!("failed to connect to {target}: {s}"),
+                    },
+                })?;
+            pool.push(dialed.conn.clone());
+            first.get_or_insert(dialed);
+        }
+    }
+    let dialed = first.ok_or_else(|| format!("failed to connect to {addr}: no address"))?;
     let conn = Conn {
+        pool: pool.into(),
+        next: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         conn: dialed.conn,
         scheme: dialed.scheme,
         authority: dialed.authority,
@@ -276,6 +322,23 @@ pub(crate) fn connect(
         c.conn = Some(conn);
         Ok(true)
     })
+}
+
+/// The most connections one client opens to an address (`connections`).
+const MAX_CONNECTIONS: usize = 64;
+
+/// Every address `addr`'s name resolves to, as `ip:port` (`lb: 'round_robin'`).
+fn addresses(st: &impl Host, addr: &str) -> Result<Vec<String>, String> {
+    let found = st
+        .block(tokio::net::lookup_host(addr.to_owned()))
+        .ok_or("interrupted")?
+        .map_err(|e| format!("failed to connect to {addr}: cannot resolve it: {e}"))?;
+    let mut list: Vec<String> = found.map(|a| a.to_string()).collect();
+    list.dedup();
+    if list.is_empty() {
+        return Err(format!("failed to connect to {addr}: no address"));
+    }
+    Ok(list)
 }
 
 fn size(v: &Value) -> Result<usize, String> {

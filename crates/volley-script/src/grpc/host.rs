@@ -2,7 +2,16 @@
 //! open streams and their events) and the [`Host`] trait, what this module needs of the VU it
 //! runs in: its runtime to block on and where its samples go.
 
-use std::{cell::RefCell, collections::HashMap, future::Future, sync::Arc, time::Duration};
+use std::{
+    cell::RefCell,
+    collections::HashMap,
+    future::Future,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use tokio::sync::mpsc;
@@ -53,7 +62,12 @@ pub(crate) struct Client {
 /// A connected client.
 #[derive(Clone)]
 pub(super) struct Conn {
+    /// The connection this call takes (the first of `pool` until [`Conn::pick`]).
     pub(super) conn: Connection,
+    /// Every connection of the client (volley's `connections` and `lb` params; one as in k6),
+    /// and the next to take, round robin.
+    pub(super) pool: Arc<[Connection]>,
+    pub(super) next: Arc<AtomicUsize>,
     pub(super) scheme: &'static str,
     pub(super) authority: String,
     pub(super) addr: String,
@@ -82,6 +96,17 @@ pub(crate) struct Record {
     pub sent: usize,
     pub received: usize,
     pub tags: Vec<(String, String)>,
+}
+
+impl Conn {
+    /// This client for one call: on the next connection of its pool, round robin.
+    pub(super) fn pick(mut self) -> Conn {
+        if self.pool.len() > 1 {
+            let i = self.next.fetch_add(1, Ordering::Relaxed) % self.pool.len();
+            self.conn = self.pool[i].clone();
+        }
+        self
+    }
 }
 
 impl Record {
