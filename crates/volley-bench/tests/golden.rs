@@ -10,7 +10,7 @@ use std::{path::PathBuf, time::Duration};
 use clap::Parser;
 use serde_json::{Map, Value};
 use volley_bench::{
-    EndReason, Format, Outcome, Plan, Report, ReportOptions,
+    Format, Outcome, Plan, Report, ReportOptions,
     plan::{BenchArgs, options::MAX_DETAILS, resolve},
     recorder::Recorder,
     report::format::write,
@@ -64,20 +64,7 @@ fn report(plan: &Plan) -> Report {
         rec.record(i as u64, wall, us * 1000, us * 1000, Ok(()));
         rec.note_done(0, 12);
     }
-    let outcome = Outcome {
-        recorder: rec,
-        total: Duration::from_millis(9),
-        end_reason: EndReason::Normal,
-        started_unix_nano: start,
-        rate_not_kept: false,
-        generator_saturated: false,
-        rate_unreachable: false,
-        aborted: None,
-        connect: Duration::ZERO,
-        cpu: Duration::ZERO,
-        methods: Vec::new(),
-        client_path: None,
-    };
+    let outcome = Outcome::recorded(rec, Duration::from_millis(9), start);
     Report::new(
         outcome,
         ReportOptions::from_plan(plan, HOST),

@@ -72,19 +72,6 @@ impl Reports {
         (took, code, message, received): (Duration, i32, &str, usize),
         second: u64,
     ) {
-        let rec = OWN.with(|own| {
-            own.borrow_mut()
-                .get_or_insert_with(|| {
-                    let r = Arc::new(Mutex::new(Recorder::new(false, 0, 0)));
-                    self.recorders
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(r.clone());
-                    r
-                })
-                .clone()
-        });
-        let mut r = rec.lock().unwrap_or_else(|e| e.into_inner());
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         let status;
         let result = if code == 0 {
@@ -93,8 +80,20 @@ impl Reports {
             status = Status::new(Code::from_i32(code), message.to_owned());
             Err(&status)
         };
-        r.record(0, 0, ns, ns, result);
-        r.note_done(second, received);
+        OWN.with(|own| {
+            let mut own = own.borrow_mut();
+            let rec = own.get_or_insert_with(|| {
+                let r = Arc::new(Mutex::new(Recorder::new(false, 0, 0)));
+                self.recorders
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(r.clone());
+                r
+            });
+            let mut r = rec.lock().unwrap_or_else(|e| e.into_inner());
+            r.record(0, 0, ns, ns, result);
+            r.note_done(second, received);
+        });
     }
 
     /// Writes each report asked for: `name` is the script's, `elapsed` the run's length.

@@ -24,6 +24,8 @@ pub(crate) struct WebCall {
     payload: Payload,
     base: CallData,
     uuid: bool,
+    /// `{{.WorkerID}}`: a custom call is not told its worker, so it renders empty.
+    worker: Arc<str>,
 }
 
 impl WebCall {
@@ -55,6 +57,7 @@ impl WebCall {
             payload,
             base,
             uuid,
+            worker: Arc::from(""),
         }
     }
 }
@@ -74,7 +77,7 @@ impl CustomCall for WebCall {
             let data = self
                 .payload
                 .is_templated()
-                .then(|| call_data(&self.base, i, &Arc::from(""), self.uuid));
+                .then(|| call_data(&self.base, i, &self.worker, self.uuid));
             let framed = self
                 .payload
                 .message(i, data.as_ref())

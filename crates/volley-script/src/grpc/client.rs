@@ -334,6 +334,7 @@ fn addresses(st: &impl Host, addr: &str) -> Result<Vec<String>, String> {
         .ok_or("interrupted")?
         .map_err(|e| format!("failed to connect to {addr}: cannot resolve it: {e}"))?;
     let mut list: Vec<String> = found.map(|a| a.to_string()).collect();
+    list.sort_unstable();
     list.dedup();
     if list.is_empty() {
         return Err(format!("failed to connect to {addr}: no address"));
