@@ -34,6 +34,21 @@ pub(crate) struct RawStub {
     pub effects: Vec<RawEffect>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// WireMock's scenario keys (volley's extension; `--strict` refuses them).
+    #[serde(rename = "scenarioName", default, skip_serializing_if = "Option::is_none")]
+    pub scenario_name: Option<String>,
+    #[serde(
+        rename = "requiredScenarioState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub required_scenario_state: Option<String>,
+    #[serde(
+        rename = "newScenarioState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub new_scenario_state: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -139,6 +154,8 @@ const TOP: &[&str] = &[
     "id", "service", "method", "priority", "headers", "input", "inputs", "output", "options",
     "effects", "session", "source", "used", "_meta",
 ];
+/// volley's extension beside GripMock's keys: WireMock's scenarios (`docs/mock.md`).
+const SCENARIO: &[&str] = &["scenarioName", "requiredScenarioState", "newScenarioState"];
 const MATCHER: &[&str] = &[
     "equals",
     "contains",
@@ -170,10 +187,15 @@ fn unknown_in_matcher(v: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
-/// The keys of a stub GripMock does not define, by their paths (`output.return_code`).
-pub(crate) fn unknown_keys(v: &Value) -> Vec<String> {
+/// The keys of a stub GripMock does not define, by their paths (`output.return_code`);
+/// volley's extensions (the scenario keys) among them only when `strict`.
+pub(crate) fn unknown_keys(v: &Value, strict: bool) -> Vec<String> {
     let mut out = Vec::new();
-    unknown_in(v, TOP, "", &mut out);
+    let top: Vec<&str> = match strict {
+        true => TOP.to_vec(),
+        false => TOP.iter().chain(SCENARIO).copied().collect(),
+    };
+    unknown_in(v, &top, "", &mut out);
     if let Some(h) = v.get("headers") {
         unknown_in_matcher(h, "headers.", &mut out);
     }
@@ -377,7 +399,7 @@ mod tests {
         let v = serde_json::json!({"service": "S", "method": "M", "id": "x",
             "input": {"equals": {}, "anyOf": [{"glob": {}, "nope": 1}]},
             "output": {"data": {}, "return_code": 1}, "extra": true});
-        let mut keys = unknown_keys(&v);
+        let mut keys = unknown_keys(&v, false);
         keys.sort();
         assert_eq!(keys, ["extra", "input.anyOf[0].nope", "output.return_code"]);
         let r = raw(&v).unwrap();

@@ -9,6 +9,7 @@
 //! - `check`: each stub checked against the served descriptors into a `model::Stub`;
 //! - `matcher`: input and headers matchers, GripMock's ranking, the per-method index;
 //! - `stubs`: the table of stubs in force, shared by the calls and the admin API;
+//! - `scenario`: WireMock's scenarios, the stubs' states across calls;
 //! - `pick`: the stub a call (or a stream's message) picks, or NOT_FOUND (`notfound`);
 //! - `answer`: the four call kinds answered from the stub picked;
 //! - `history`: the calls seen;
@@ -35,6 +36,7 @@ mod model;
 mod notfound;
 mod pick;
 pub mod record;
+mod scenario;
 pub mod server;
 pub mod stubs;
 mod template;

@@ -95,7 +95,7 @@ pub(crate) fn read_files(
         for (i, item) in items.into_iter().enumerate() {
             let n = i + 1;
             let at = format!("{}:{}: stub #{n}", file.display(), item.line);
-            for key in unknown_keys(&item.value) {
+            for key in unknown_keys(&item.value, strict) {
                 if strict {
                     return Err(MockError::Stub(format!("{at}: {}", refused(&key))));
                 }

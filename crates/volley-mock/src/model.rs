@@ -51,6 +51,8 @@ pub(crate) struct Stub {
     pub times: u32,
     pub effects: Vec<Effect>,
     pub session: Option<String>,
+    /// WireMock's scenario keys: the state the stub needs, the state it moves to.
+    pub scenario: Option<Scenario>,
     /// The stub as written, with its id (the admin API lists it).
     pub raw: serde_json::Value,
     /// Whether a template anywhere in the output or effects reads the call.
@@ -61,6 +63,15 @@ pub(crate) struct Stub {
     pub matched: AtomicU64,
     /// Matches counted against `times` with no session.
     pub uses: AtomicU32,
+}
+
+/// A stub's place in a scenario (`scenarioName`): it matches only while the scenario is in
+/// `required` (any state when `None`), and moves it to `new` when it answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Scenario {
+    pub name: String,
+    pub required: Option<String>,
+    pub new: Option<String>,
 }
 
 /// How a stub picks requests.

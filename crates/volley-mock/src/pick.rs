@@ -60,7 +60,10 @@ impl Stubs {
         let mut best: Option<(Rank, &Arc<Stub>)> = None;
         for i in candidates {
             let s = &ms.stubs[i];
-            if !Stubs::visible(s, call.session) || !self.available(s, call.session) {
+            if !Stubs::visible(s, call.session)
+                || !self.available(s, call.session)
+                || !self.in_state(s, call.session)
+            {
                 continue;
             }
             let header_spec = match &s.headers {
@@ -99,6 +102,9 @@ impl Stubs {
             if !call.count {
                 let n = self.used(&s, call.session) + 1;
                 return Some((s, n));
+            }
+            if !self.advance(&s, call.session) {
+                continue;
             }
             if let Some(n) = self.take(&s, call.session) {
                 return Some((s, n));

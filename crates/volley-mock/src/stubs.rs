@@ -112,6 +112,8 @@ pub(crate) struct Inner {
     pub sessions: Mutex<HashMap<(uuid::Uuid, String), u32>>,
     pub history: History,
     pub ready: AtomicBool,
+    /// The scenarios' states.
+    pub scenarios: crate::scenario::States,
 }
 
 /// Answers from stubs (and default messages for methods that have none, under `volley
@@ -137,6 +139,7 @@ impl Stubs {
         options: Options,
     ) -> Result<Stubs, MockError> {
         let files = read_files(paths, pools, options.strict)?;
+        crate::scenario::check_states(&files).map_err(MockError::Stub)?;
         let inner = Inner {
             table: RwLock::new(Arc::new(Table::build(files.clone()))),
             files: Mutex::new(files),
@@ -148,6 +151,7 @@ impl Stubs {
             options,
             sessions: Mutex::new(HashMap::new()),
             ready: AtomicBool::new(true),
+            scenarios: Default::default(),
         };
         Ok(Stubs(Arc::new(inner)))
     }
@@ -210,7 +214,7 @@ impl Stubs {
         for (i, v) in values.iter().enumerate() {
             let source = format!("{} stub #{}", origin.name(), i + 1);
             let fail = |e: String| format!("stub #{}: {e}", i + 1);
-            for key in unknown_keys(v) {
+            for key in unknown_keys(v, self.0.options.strict) {
                 if self.0.options.strict {
                     return Err(fail(refused(&key)));
                 }
@@ -245,7 +249,13 @@ impl Stubs {
         session: Option<&str>,
     ) -> Result<Vec<uuid::Uuid>, String> {
         let made = self.checked(values, origin, session)?;
-        let ids = made.iter().map(|s| s.id).collect();
+        let ids: Vec<uuid::Uuid> = made.iter().map(|s| s.id).collect();
+        let after: Vec<Arc<Stub>> = (self.current().all.iter())
+            .filter(|s| !ids.contains(&s.id))
+            .chain(&made)
+            .cloned()
+            .collect();
+        crate::scenario::check_states(&after)?;
         {
             let mut api = lock(&self.0.api);
             for s in made {

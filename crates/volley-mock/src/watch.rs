@@ -51,7 +51,12 @@ impl Stubs {
                     }
                     seen = now;
                     let inner = this.inner();
-                    match read_files(&inner.paths, &inner.pools, inner.options.strict) {
+                    let read = read_files(&inner.paths, &inner.pools, inner.options.strict)
+                        .and_then(|f| {
+                            crate::scenario::check_states(&f).map_err(crate::MockError::Stub)?;
+                            Ok(f)
+                        });
+                    match read {
                         Ok(files) => {
                             tracing::info!("stubs reloaded: {} from files", files.len());
                             this.set_files(files);

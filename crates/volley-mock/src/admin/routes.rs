@@ -37,6 +37,8 @@ pub(crate) const EXACT: &[(Method, &str)] = &[
     (Method::POST, "/api/verify"),
     (Method::GET, "/api/health/liveness"),
     (Method::GET, "/api/health/readiness"),
+    (Method::GET, "/api/scenarios"),
+    (Method::POST, "/api/scenarios/reset"),
     (Method::POST, "/add"),
     (Method::POST, "/find"),
     (Method::GET, "/clear"),
@@ -334,6 +336,32 @@ fn verify(stubs: &Stubs, body: &[u8]) -> http::Response<Bytes> {
     )
 }
 
+/// `PUT /api/scenarios/{name}/state` with `{"state": "..."}` (WireMock's): sets a scenario's
+/// state (in the request's session, when it names one).
+fn set_state(stubs: &Stubs, r: &Req<'_>) -> http::Response<Bytes> {
+    let Some(name) = (r.path.strip_prefix("/api/scenarios/"))
+        .and_then(|p| p.strip_suffix("/state"))
+        .map(decode)
+    else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "expected PUT /api/scenarios/{name}/state",
+        );
+    };
+    let state = match serde_json::from_slice::<Value>(r.body) {
+        Ok(v) => match v.get("state").and_then(Value::as_str) {
+            Some(s) => s.to_owned(),
+            None => return error(StatusCode::BAD_REQUEST, "the body needs {\"state\": \"...\"}"),
+        },
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("the body is not JSON: {e}")),
+    };
+    let session = session(r.headers).unwrap_or_default();
+    match stubs.set_scenario(&name, &state, &session) {
+        Ok(()) => empty(StatusCode::OK),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
+    }
+}
+
 /// The answer to `r`, or `None` when it is not an admin route.
 pub(crate) fn handle(stubs: &Stubs, r: &Req<'_>) -> Option<http::Response<Bytes>> {
     let used = |s: &Stub| s.matched.load(std::sync::atomic::Ordering::Relaxed) > 0;
@@ -378,6 +406,11 @@ pub(crate) fn handle(stubs: &Stubs, r: &Req<'_>) -> Option<http::Response<Bytes>
             reply(StatusCode::OK, &body)
         }
         (Method::POST, "/api/verify") => verify(stubs, r.body),
+        (Method::GET, "/api/scenarios") => reply(StatusCode::OK, &stubs.scenarios_json()),
+        (Method::POST, "/api/scenarios/reset") => {
+            stubs.reset_scenarios(session(r.headers).as_deref());
+            empty(StatusCode::NO_CONTENT)
+        }
         (Method::GET, "/api/health/liveness") => {
             reply(StatusCode::OK, &json!({"message": "ok", "time": now()}))
         }
@@ -395,6 +428,7 @@ pub(crate) fn handle(stubs: &Stubs, r: &Req<'_>) -> Option<http::Response<Bytes>
                 )
             }
         }
+        (Method::PUT, p) if p.starts_with("/api/scenarios/") => set_state(stubs, r),
         (m, p) => {
             let id = p.strip_prefix("/api/stubs/")?;
             let Ok(id) = uuid::Uuid::parse_str(id) else {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     format::{RawMatcher, RawStub},
-    model::{Effect, HeaderMatcher, Input, InputMatcher, Origin, Stub},
+    model::{Effect, HeaderMatcher, Input, InputMatcher, Origin, Scenario, Stub},
     template::{Shape, is_templated},
 };
 
@@ -261,6 +261,7 @@ fn check_one(
     let output = output::output(&method.output(), &raw.output)?;
     let times = u32::try_from(raw.options.as_ref().map_or(0, |o| o.times))
         .map_err(|_| "options.times must be >= 0 (0 = unlimited matches)".to_owned())?;
+    let scenario = scenario(&raw)?;
     let mut effects = Vec::new();
     for (i, e) in raw.effects.iter().enumerate() {
         effects.push(match (e.action.as_str(), &e.stub, &e.id) {
@@ -305,10 +306,34 @@ fn check_one(
         times,
         effects,
         session: raw.session.clone().filter(|s| !s.is_empty()),
+        scenario,
         raw: shown,
         templated,
         fields,
         matched: AtomicU64::new(0),
         uses: AtomicU32::new(0),
     })
+}
+
+/// The scenario keys: a name with a required state, a new state, or both; a state without a
+/// name is refused.
+fn scenario(raw: &RawStub) -> Result<Option<Scenario>, String> {
+    let given = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+    let (required, new) = (
+        given(&raw.required_scenario_state),
+        given(&raw.new_scenario_state),
+    );
+    match given(&raw.scenario_name) {
+        Some(name) => Ok(Some(Scenario {
+            name,
+            required,
+            new,
+        })),
+        None if required.is_some() || new.is_some() => Err(
+            "requiredScenarioState and newScenarioState need scenarioName (the scenario whose \
+             state they read and set)"
+                .into(),
+        ),
+        None => Ok(None),
+    }
 }
