@@ -151,6 +151,36 @@ pub struct Endpoint {
     pub connect_timeout: Duration,
     /// HTTP/2 PING interval and timeout; `None` disables keepalive.
     pub keepalive: Option<Duration>,
+    /// Opens connections itself instead of a socket to `target` (an in-process server, e.g.
+    /// volley-mock's `MockServer::channel`); `target` then only names the server.
+    pub dialer: Option<Dialer>,
+}
+
+/// A byte stream a [`Dialer`] opens: either end of an in-process pipe, or anything else that
+/// reads and writes.
+pub type DialedIo = Box<dyn crate::connection::IoStream>;
+
+/// Opens connections for an [`Endpoint`] with no socket: called once per connection the
+/// channel opens. Cheap to clone.
+#[derive(Clone)]
+pub struct Dialer(Arc<dyn Fn() -> std::io::Result<DialedIo> + Send + Sync>);
+
+impl Dialer {
+    /// A dialer from a function that returns one connection's stream each time it is called.
+    pub fn new(f: impl Fn() -> std::io::Result<DialedIo> + Send + Sync + 'static) -> Dialer {
+        Dialer(Arc::new(f))
+    }
+
+    /// One connection's stream.
+    pub fn dial(&self) -> std::io::Result<DialedIo> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Dialer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Dialer(..)")
+    }
 }
 
 impl Endpoint {
@@ -182,7 +212,16 @@ impl Endpoint {
             authority,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             keepalive: None,
+            dialer: None,
         })
+    }
+
+    /// Connections opened by `dialer` (no socket, no TLS); `target` names the server in
+    /// `:authority` and errors.
+    #[must_use]
+    pub fn with_dialer(mut self, dialer: Dialer) -> Self {
+        self.dialer = Some(dialer);
+        self
     }
 
     /// Uses TLS with `config`. Needs the `tls` feature.

@@ -63,7 +63,7 @@ pub mod tls;
 pub use attempt::{CallHead, UnaryReply, send_message, transport_status};
 pub use channel::{Channel, Lease, Strategy, StrategyError};
 pub use connection::{ConnectError, Connection};
-pub use endpoint::{Endpoint, EndpointError, Target};
+pub use endpoint::{Dialer, Endpoint, EndpointError, Target};
 pub use grpc::{
     ClientInterceptor, DialError, Grpc, IntoStreamingRequest, Request, Response, Streaming,
 };

@@ -35,7 +35,11 @@ pub(crate) struct RawStub {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// WireMock's scenario keys (volley's extension; `--strict` refuses them).
-    #[serde(rename = "scenarioName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "scenarioName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub scenario_name: Option<String>,
     #[serde(
         rename = "requiredScenarioState",

@@ -19,6 +19,7 @@
 //!   a pool;
 //! - the protos served (files, folders, descriptor sets): `volley_proto::load::load_sources`;
 //! - `record`: record and replay, proxying calls to an upstream and writing them as stubs;
+//! - `testing`: the mock inside a Rust test ([`testing::MockServer`], wiremock's shape);
 //! - `server`: `volley mock`, all of the above on GripMock's ports;
 //! - `error`: why it could not start ([`MockError`]).
 
@@ -40,6 +41,7 @@ mod scenario;
 pub mod server;
 pub mod stubs;
 mod template;
+pub mod testing;
 #[cfg(test)]
 mod testkit;
 mod watch;

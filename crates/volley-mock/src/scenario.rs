@@ -11,7 +11,7 @@ use std::{
 use serde_json::{Value, json};
 
 use crate::{
-    model::Stub,
+    model::{Scenario, Stub},
     stubs::{Stubs, lock},
 };
 
@@ -27,6 +27,29 @@ impl States {
         lock(&self.0)
             .get(&(session.to_owned(), name.to_owned()))
             .cloned()
+    }
+
+    /// Whether `sc`'s scenario is in the state it requires, in `session`.
+    pub(crate) fn allows(&self, sc: &Scenario, session: &str) -> bool {
+        let Some(required) = &sc.required else {
+            return true;
+        };
+        self.get(session, &sc.name).as_deref().unwrap_or(STARTED) == required
+    }
+
+    /// Moves `sc`'s scenario to its new state if it still is in the state required (false:
+    /// another call moved it first).
+    pub(crate) fn advance(&self, sc: &Scenario, session: &str) -> bool {
+        let mut map = lock(&self.0);
+        let key = (session.to_owned(), sc.name.clone());
+        let now = map.get(&key).map_or(STARTED, String::as_str);
+        if sc.required.as_deref().is_some_and(|r| r != now) {
+            return false;
+        }
+        if let Some(new) = &sc.new {
+            map.insert(key, new.clone());
+        }
+        true
     }
 }
 
@@ -70,32 +93,13 @@ pub(crate) fn check_states(stubs: &[Arc<Stub>]) -> Result<(), String> {
 impl Stubs {
     /// Whether `stub`'s scenario is in the state it requires, for a call of `session`.
     pub(crate) fn in_state(&self, stub: &Stub, session: &str) -> bool {
-        let Some(sc) = &stub.scenario else {
-            return true;
-        };
-        let Some(required) = &sc.required else {
-            return true;
-        };
-        let now = self.inner().scenarios.get(session, &sc.name);
-        now.as_deref().unwrap_or(STARTED) == required
+        (stub.scenario.as_ref()).is_none_or(|sc| self.inner().scenarios.allows(sc, session))
     }
 
     /// Moves `stub`'s scenario to its new state, if it still is in the state the stub requires
     /// (false: another call moved it first, pick again).
     pub(crate) fn advance(&self, stub: &Stub, session: &str) -> bool {
-        let Some(sc) = &stub.scenario else {
-            return true;
-        };
-        let mut map = lock(&self.inner().scenarios.0);
-        let key = (session.to_owned(), sc.name.clone());
-        let now = map.get(&key).map_or(STARTED, String::as_str);
-        if sc.required.as_deref().is_some_and(|r| r != now) {
-            return false;
-        }
-        if let Some(new) = &sc.new {
-            map.insert(key, new.clone());
-        }
-        true
+        (stub.scenario.as_ref()).is_none_or(|sc| self.inner().scenarios.advance(sc, session))
     }
 
     /// Every scenario back to `Started` (of `session` only, when given).
@@ -237,7 +241,10 @@ mod tests {
         assert!(s.set_scenario("Other", "Started", "").is_err());
         let listed = s.scenarios_json();
         assert_eq!(listed["scenarios"][0]["name"], "To do list");
-        assert_eq!(listed["scenarios"][0]["state"], "Cancel newspaper item added");
+        assert_eq!(
+            listed["scenarios"][0]["state"],
+            "Cancel newspaper item added"
+        );
     }
 
     #[test]
@@ -259,8 +266,10 @@ mod tests {
         assert!(s.is_empty());
         let e = s
             .upsert(
-                &[json!({"service": "grpc.health.v1.Health", "method": "Check",
-                         "newScenarioState": "x", "output": {"data": {}}})],
+                &[
+                    json!({"service": "grpc.health.v1.Health", "method": "Check",
+                         "newScenarioState": "x", "output": {"data": {}}}),
+                ],
                 crate::model::Origin::Rest,
                 None,
             )

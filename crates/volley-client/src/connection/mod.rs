@@ -165,18 +165,22 @@ pub(crate) fn unavailable(e: impl std::fmt::Display) -> volley_wire::Status {
     volley_wire::Status::unavailable(format!("connection error: {e}"))
 }
 
-/// A dialled byte stream (TCP or Unix socket, maybe TLS); boxed once per connection.
-pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+/// A dialled byte stream (TCP or Unix socket, maybe TLS, or a [`Dialer`](crate::endpoint::Dialer)'s);
+/// boxed once per connection.
+pub trait IoStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> IoStream for T {}
 
 /// Opens the byte stream to `ep`: connect, then TLS when configured.
-pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn Io>, ConnectError> {
+pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn IoStream>, ConnectError> {
     let target = ep.target.to_string();
     let io_err = |source| ConnectError::Io {
         target: target.clone(),
         source,
     };
-    let io: Box<dyn Io> = match &ep.target {
+    if let Some(d) = &ep.dialer {
+        return d.dial().map_err(io_err);
+    }
+    let io: Box<dyn IoStream> = match &ep.target {
         Target::Tcp(hostport) => {
             let tcp = TcpStream::connect(hostport.as_str())
                 .await
@@ -205,8 +209,8 @@ pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn Io>, ConnectError> 
 async fn tls_over(
     ep: &Endpoint,
     cfg: &Arc<rustls::ClientConfig>,
-    io: Box<dyn Io>,
-) -> Result<Box<dyn Io>, ConnectError> {
+    io: Box<dyn IoStream>,
+) -> Result<Box<dyn IoStream>, ConnectError> {
     let connector = tokio_rustls::TlsConnector::from(cfg.clone());
     let tls = connector
         .connect(ep.server_name.clone(), io)
@@ -223,7 +227,7 @@ async fn dial(ep: &Endpoint) -> Result<Connection, ConnectError> {
     handshake(ep, io).await
 }
 
-async fn handshake(ep: &Endpoint, io: Box<dyn Io>) -> Result<Connection, ConnectError> {
+async fn handshake(ep: &Endpoint, io: Box<dyn IoStream>) -> Result<Connection, ConnectError> {
     // Dropped when this returns: the witness then stops keeping anything.
     let seen = Arc::new(Mutex::new(Seen::default()));
     let io = Witness {

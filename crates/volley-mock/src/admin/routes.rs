@@ -351,9 +351,19 @@ fn set_state(stubs: &Stubs, r: &Req<'_>) -> http::Response<Bytes> {
     let state = match serde_json::from_slice::<Value>(r.body) {
         Ok(v) => match v.get("state").and_then(Value::as_str) {
             Some(s) => s.to_owned(),
-            None => return error(StatusCode::BAD_REQUEST, "the body needs {\"state\": \"...\"}"),
+            None => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "the body needs {\"state\": \"...\"}",
+                );
+            }
         },
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("the body is not JSON: {e}")),
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not JSON: {e}"),
+            );
+        }
     };
     let session = session(r.headers).unwrap_or_default();
     match stubs.set_scenario(&name, &state, &session) {

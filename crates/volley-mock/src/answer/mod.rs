@@ -15,7 +15,7 @@ use prost_reflect::{DynamicMessage, MethodDescriptor};
 use volley_server::{DynamicFuture, DynamicHandler, DynamicStream, Request, Response, Status};
 
 use reply::{add_metadata, ctx, delay, effects, message, status, wait};
-use trace::session_of;
+pub(crate) use trace::session_of;
 pub(crate) use trace::{SESSION, Trace};
 
 use crate::{

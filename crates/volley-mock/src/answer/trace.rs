@@ -11,7 +11,7 @@ use crate::{history::Call as Seen, stubs::Stubs};
 /// The metadata key naming a call's session (GripMock's `X-Gripmock-Session`).
 pub(crate) const SESSION: &str = "x-gripmock-session";
 
-pub(super) fn session_of(headers: &HeaderMap) -> String {
+pub(crate) fn session_of(headers: &HeaderMap) -> String {
     headers
         .get(SESSION)
         .and_then(|v| v.to_str().ok())
