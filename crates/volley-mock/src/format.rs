@@ -158,8 +158,14 @@ const TOP: &[&str] = &[
     "id", "service", "method", "priority", "headers", "input", "inputs", "output", "options",
     "effects", "session", "source", "used", "_meta",
 ];
-/// volley's extension beside GripMock's keys: WireMock's scenarios (`docs/mock.md`).
-const SCENARIO: &[&str] = &["scenarioName", "requiredScenarioState", "newScenarioState"];
+/// volley's extensions beside GripMock's keys (`docs/mock.md`): WireMock's scenarios, and the
+/// fields `volley mock verify` leaves out of its comparison.
+const EXTENSIONS: &[&str] = &[
+    "scenarioName",
+    "requiredScenarioState",
+    "newScenarioState",
+    "ignoreFields",
+];
 const MATCHER: &[&str] = &[
     "equals",
     "contains",
@@ -197,7 +203,7 @@ pub(crate) fn unknown_keys(v: &Value, strict: bool) -> Vec<String> {
     let mut out = Vec::new();
     let top: Vec<&str> = match strict {
         true => TOP.to_vec(),
-        false => TOP.iter().chain(SCENARIO).copied().collect(),
+        false => TOP.iter().chain(EXTENSIONS).copied().collect(),
     };
     unknown_in(v, &top, "", &mut out);
     if let Some(h) = v.get("headers") {

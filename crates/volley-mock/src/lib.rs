@@ -18,6 +18,7 @@
 //! - `defaults`: default messages for methods with no stubs (`volley serve`), the services of
 //!   a pool;
 //! - the protos served (files, folders, descriptor sets): `volley_proto::load::load_sources`;
+//! - `contract`: `volley mock verify --against`, stubs checked against the real service;
 //! - `record`: record and replay, proxying calls to an upstream and writing them as stubs;
 //! - `testing`: the mock inside a Rust test ([`testing::MockServer`], wiremock's shape);
 //! - `server`: `volley mock`, all of the above on GripMock's ports;
@@ -26,6 +27,7 @@
 pub mod admin;
 pub(crate) mod answer;
 mod check;
+pub mod contract;
 pub mod defaults;
 mod error;
 mod format;

@@ -27,7 +27,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Some(ServeWhat::Gateway(g)) => volley_lab::gateway::run(g, signal::next),
             None => serve::run(*args),
         },
-        Command::Mock(args) => mock::run(*args),
+        // `mock verify` exits 1 when a stub disagrees with the service.
+        Command::Mock(args) => return mock::run(*args),
         // Its thresholds choose the exit code (`volley_bench::gate`).
         Command::Bench(args) => return bench::run(*args),
         // grpcurl's exit codes (64 + a status code for a failed call).

@@ -2,7 +2,7 @@
 //! environment, handed to `volley_mock`. `mock check` polls the server's health as `gripmock
 //! check` does.
 
-use std::{ffi::OsString, path::PathBuf, time::Duration};
+use std::{ffi::OsString, path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
@@ -82,6 +82,39 @@ pub enum MockCommand {
         #[arg(long)]
         silent: bool,
     },
+    /// Send each stub's request to the real service and compare its answer with the stub's
+    /// (exit 1 when one differs).
+    Verify(VerifyArgs),
+}
+
+/// `volley mock verify --against ADDRESS STUBS...`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The real service: host:port (plaintext), http://host:port, https://host:port (TLS).
+    #[arg(long, value_name = "ADDRESS")]
+    pub against: String,
+    /// Its .proto files, folders or descriptor sets (default: the service's reflection).
+    #[arg(long = "proto", value_name = "PATH")]
+    pub protos: Vec<PathBuf>,
+    /// Import roots for --proto (repeatable).
+    #[arg(short = 'i', long = "import-path", value_name = "DIR")]
+    pub imports: Vec<PathBuf>,
+    /// A field left out of every comparison, by its path (`id`, `order.created_at`);
+    /// repeatable. A stub lists its own under `ignoreFields`.
+    #[arg(long, value_name = "FIELD")]
+    pub ignore: Vec<String>,
+    /// Each call's deadline.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub timeout: Duration,
+    /// `text` (a line per stub) or `json`.
+    #[arg(short = 'O', long = "format", default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    /// Also write the verdicts as JUnit XML here (a test case per stub).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Stub files or folders (subfolders too).
+    #[arg(value_name = "STUBS", required = true)]
+    pub stubs: Vec<PathBuf>,
 }
 
 /// GripMock v1's flags take one dash, as Go's flag package parses them.
@@ -201,15 +234,16 @@ fn history() -> Result<usize> {
 }
 
 /// Runs `volley mock`.
-pub fn run(args: MockArgs) -> Result<()> {
+pub fn run(args: MockArgs) -> Result<ExitCode> {
     let grpc_addr = address(args.grpc_listen.as_deref(), args.grpc_port, "GRPC", 4770);
-    if let Some(MockCommand::Check {
-        timeout,
-        interval,
-        silent,
-    }) = args.command
-    {
-        return check(&grpc_addr, timeout, interval, silent);
+    match args.command {
+        Some(MockCommand::Check {
+            timeout,
+            interval,
+            silent,
+        }) => return check(&grpc_addr, timeout, interval, silent).map(|()| ExitCode::SUCCESS),
+        Some(MockCommand::Verify(v)) => return verify(v),
+        None => {}
     }
     if args.output.is_some() {
         tracing::warn!("-o: volley mock generates no code; ignored");
@@ -234,7 +268,36 @@ pub fn run(args: MockArgs) -> Result<()> {
         },
         crate::signal::next,
     )?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `volley mock verify`: the verdicts printed (and written as JUnit), exit 1 when one fails.
+fn verify(v: VerifyArgs) -> Result<ExitCode> {
+    use volley_mock::contract;
+    let against = contract::Against {
+        target: v.against.clone(),
+        stubs: v.stubs,
+        sources: v.protos,
+        imports: v.imports,
+        ignore: v.ignore,
+        timeout: v.timeout,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let all = rt.block_on(contract::verify(&against))?;
+    match v.format.as_str() {
+        "json" => println!("{:#}", contract::report::json(&all, &v.against)),
+        _ => print!("{}", contract::report::text(&all, &v.against)),
+    }
+    if let Some(path) = &v.junit {
+        std::fs::write(path, contract::report::junit(&all, &v.against))
+            .map_err(|e| anyhow::anyhow!("--junit {}: {e}", path.display()))?;
+    }
+    Ok(match all.iter().any(|c| c.verdict.failed()) {
+        true => ExitCode::FAILURE,
+        false => ExitCode::SUCCESS,
+    })
 }
 
 /// Polls `grpc.health.v1.Health/Check {service: "gripmock"}` on `addr` until SERVING.

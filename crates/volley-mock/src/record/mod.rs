@@ -5,7 +5,7 @@
 //! call's request(s) as NDJSON for `volley bench --data-file`. Later, `volley mock --stub DIR`
 //! answers the same calls with no upstream.
 
-mod raw;
+pub(crate) mod raw;
 #[cfg(test)]
 mod roundtrip;
 mod write;
