@@ -238,6 +238,12 @@ pub(crate) fn unknown_keys(v: &Value, strict: bool) -> Vec<String> {
 
 /// The error `--strict` gives for an unknown `key`.
 pub(crate) fn refused(key: &str) -> String {
+    if EXTENSIONS.contains(&key) {
+        return format!(
+            "{key:?} is volley's extension to GripMock's stubs (docs/mock.md), refused under \
+             --strict, which takes GripMock's keys only"
+        );
+    }
     format!(
         "{key:?} is not a key volley's stubs take (GripMock's keys: service, method, priority, \
          headers, input, inputs, output, options, effects, session; see docs/mock.md)"

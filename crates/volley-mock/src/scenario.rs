@@ -290,6 +290,6 @@ mod tests {
                 None,
             )
             .unwrap_err();
-        assert!(e.contains("\"scenarioName\" is not a key"), "{e}");
+        assert!(e.contains("\"scenarioName\" is volley's extension"), "{e}");
     }
 }
