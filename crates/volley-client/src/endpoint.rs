@@ -156,9 +156,14 @@ pub struct Endpoint {
     pub dialer: Option<Dialer>,
 }
 
+/// A dialled byte stream (TCP or Unix socket, maybe TLS, or a [`Dialer`]'s); boxed once per
+/// connection.
+pub trait IoStream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> IoStream for T {}
+
 /// A byte stream a [`Dialer`] opens: either end of an in-process pipe, or anything else that
 /// reads and writes.
-pub type DialedIo = Box<dyn crate::connection::IoStream>;
+pub type DialedIo = Box<dyn IoStream>;
 
 /// Opens connections for an [`Endpoint`] with no socket: called once per connection the
 /// channel opens. Cheap to clone.

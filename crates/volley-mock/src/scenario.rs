@@ -10,10 +10,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::{
-    model::{Scenario, Stub},
-    stubs::{Stubs, lock},
-};
+use crate::model::{Scenario, Stub};
 
 /// The state every scenario starts in (WireMock's `Scenario.STARTED`).
 pub const STARTED: &str = "Started";
@@ -90,28 +87,22 @@ pub(crate) fn check_states(stubs: &[Arc<Stub>]) -> Result<(), String> {
     Ok(())
 }
 
-impl Stubs {
-    /// Whether `stub`'s scenario is in the state it requires, for a call of `session`.
-    pub(crate) fn in_state(&self, stub: &Stub, session: &str) -> bool {
-        (stub.scenario.as_ref()).is_none_or(|sc| self.inner().scenarios.allows(sc, session))
-    }
-
-    /// Moves `stub`'s scenario to its new state, if it still is in the state the stub requires
-    /// (false: another call moved it first, pick again).
-    pub(crate) fn advance(&self, stub: &Stub, session: &str) -> bool {
-        (stub.scenario.as_ref()).is_none_or(|sc| self.inner().scenarios.advance(sc, session))
-    }
-
+impl States {
     /// Every scenario back to `Started` (of `session` only, when given).
-    pub fn reset_scenarios(&self, session: Option<&str>) {
-        lock(&self.inner().scenarios.0).retain(|(s, _), _| session.is_some_and(|x| s != x));
+    pub(crate) fn reset(&self, session: Option<&str>) {
+        lock(&self.0).retain(|(s, _), _| session.is_some_and(|x| s != x));
     }
 
-    /// Sets scenario `name` to `state` (in `session`; "" is no session). Refused, naming the
-    /// states it has, when no stub names the scenario or the state is not one of its own.
-    pub fn set_scenario(&self, name: &str, state: &str, session: &str) -> Result<(), String> {
-        let table = self.current();
-        let states = reachable(&table.all);
+    /// Sets scenario `name` to `state` in `session`; refused, naming the states it has, when
+    /// none of `stubs` names the scenario or the state is not one of its own.
+    pub(crate) fn set(
+        &self,
+        stubs: &[Arc<Stub>],
+        name: &str,
+        state: &str,
+        session: &str,
+    ) -> Result<(), String> {
+        let states = reachable(stubs);
         let Some(known) = states.get(name) else {
             return Err(format!("no stub is in scenario {name:?}"));
         };
@@ -123,7 +114,7 @@ impl Stubs {
             ));
         }
         let key = (session.to_owned(), name.to_owned());
-        let mut map = lock(&self.inner().scenarios.0);
+        let mut map = lock(&self.0);
         match state {
             STARTED => map.remove(&key),
             _ => map.insert(key, state.to_owned()),
@@ -131,25 +122,28 @@ impl Stubs {
         Ok(())
     }
 
-    /// The current state of scenario `name` in `session` (`Started` unless moved).
-    pub fn scenario_state(&self, name: &str, session: &str) -> String {
-        let now = self.inner().scenarios.get(session, name);
-        now.unwrap_or_else(|| STARTED.to_owned())
+    /// The current state of scenario `name` in `session`.
+    pub(crate) fn state(&self, name: &str, session: &str) -> String {
+        self.get(session, name)
+            .unwrap_or_else(|| STARTED.to_owned())
     }
 
-    /// The scenarios of the stubs in force, as WireMock's `GET /__admin/scenarios` lists them:
-    /// name, current state (no session) and possible states.
-    pub(crate) fn scenarios_json(&self) -> Value {
-        let table = self.current();
-        let list: Vec<Value> = reachable(&table.all)
+    /// The scenarios of `stubs`, as WireMock's `GET /__admin/scenarios` lists them: name,
+    /// current state (no session) and possible states.
+    pub(crate) fn json(&self, stubs: &[Arc<Stub>]) -> Value {
+        let list: Vec<Value> = reachable(stubs)
             .into_iter()
             .map(|(name, states)| {
-                json!({"id": name, "name": name, "state": self.scenario_state(name, ""),
+                json!({"id": name, "name": name, "state": self.state(name, ""),
                        "possibleStates": states.into_iter().collect::<Vec<_>>()})
             })
             .collect();
         json!({ "scenarios": list })
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -354,6 +354,43 @@ impl Stubs {
     }
 }
 
+/// Scenarios (`scenario`): the states the stubs read and move.
+impl Stubs {
+    /// Whether `stub`'s scenario is in the state it requires, for a call of `session`.
+    pub(crate) fn in_state(&self, stub: &Stub, session: &str) -> bool {
+        (stub.scenario.as_ref()).is_none_or(|sc| self.0.scenarios.allows(sc, session))
+    }
+
+    /// Moves `stub`'s scenario to its new state, if it still is in the state the stub requires
+    /// (false: another call moved it first, pick again).
+    pub(crate) fn advance(&self, stub: &Stub, session: &str) -> bool {
+        (stub.scenario.as_ref()).is_none_or(|sc| self.0.scenarios.advance(sc, session))
+    }
+
+    /// Every scenario back to `Started` (of `session` only, when given).
+    pub fn reset_scenarios(&self, session: Option<&str>) {
+        self.0.scenarios.reset(session);
+    }
+
+    /// Sets scenario `name` to `state` (in `session`; "" is no session). Refused, naming the
+    /// states it has, when no stub names the scenario or the state is not one of its own.
+    pub fn set_scenario(&self, name: &str, state: &str, session: &str) -> Result<(), String> {
+        self.0
+            .scenarios
+            .set(&self.current().all, name, state, session)
+    }
+
+    /// The current state of scenario `name` in `session` (`Started` unless moved).
+    pub fn scenario_state(&self, name: &str, session: &str) -> String {
+        self.0.scenarios.state(name, session)
+    }
+
+    /// The scenarios of the stubs in force, with their states (the admin API's list).
+    pub(crate) fn scenarios_json(&self) -> Value {
+        self.0.scenarios.json(&self.current().all)
+    }
+}
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }

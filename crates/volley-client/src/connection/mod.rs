@@ -17,7 +17,7 @@ use tokio::{
     net::{TcpStream, UnixStream},
 };
 
-use crate::endpoint::{Endpoint, Target};
+use crate::endpoint::{Endpoint, IoStream, Target};
 
 mod explain;
 mod witness;
@@ -164,11 +164,6 @@ impl Connection {
 pub(crate) fn unavailable(e: impl std::fmt::Display) -> volley_wire::Status {
     volley_wire::Status::unavailable(format!("connection error: {e}"))
 }
-
-/// A dialled byte stream (TCP or Unix socket, maybe TLS, or a [`Dialer`](crate::endpoint::Dialer)'s);
-/// boxed once per connection.
-pub trait IoStream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> IoStream for T {}
 
 /// Opens the byte stream to `ep`: connect, then TLS when configured.
 pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn IoStream>, ConnectError> {

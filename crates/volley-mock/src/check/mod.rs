@@ -261,7 +261,7 @@ fn check_one(
     let output = output::output(&method.output(), &raw.output)?;
     let times = u32::try_from(raw.options.as_ref().map_or(0, |o| o.times))
         .map_err(|_| "options.times must be >= 0 (0 = unlimited matches)".to_owned())?;
-    let scenario = scenario(&raw)?;
+    let scenario = scenario(raw)?;
     let mut effects = Vec::new();
     for (i, e) in raw.effects.iter().enumerate() {
         effects.push(match (e.action.as_str(), &e.stub, &e.id) {

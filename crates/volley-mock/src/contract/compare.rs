@@ -134,7 +134,14 @@ mod tests {
             diff(std::slice::from_ref(&a), std::slice::from_ref(&empty), &[]),
             ["status: expected \"SERVING\", got nothing"]
         );
-        assert!(diff(&[a.clone()], &[b.clone()], &["status".into()]).is_empty());
+        assert!(
+            diff(
+                std::slice::from_ref(&a),
+                std::slice::from_ref(&b),
+                &["status".into()]
+            )
+            .is_empty()
+        );
         assert_eq!(
             diff(&[a.clone(), a], &[b], &[]),
             [

@@ -285,11 +285,6 @@ impl Mock {
             .expect("call in_scenario(name) before a scenario's state")
     }
 
-    /// Mounts the mock on `server`: later calls may match it.
-    pub async fn mount(self, server: &super::MockServer) {
-        server.mount(self);
-    }
-
     /// The mock's name in messages: its own, or `method` and where it was written.
     pub(crate) fn shown(&self, n: usize) -> String {
         let what = match &self.name {

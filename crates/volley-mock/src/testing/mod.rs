@@ -192,6 +192,17 @@ impl InProcess {
     }
 }
 
+impl Mock {
+    /// Mounts the mock on `server`: later calls may match it.
+    ///
+    /// # Panics
+    /// When the mock's method is not one the server serves, or its reply does not fit the
+    /// method's output type: the panic's one line names the mock and where it was written.
+    pub async fn mount(self, server: &MockServer) {
+        server.mount(self);
+    }
+}
+
 impl MockServer {
     /// A server for the services of `file_descriptor_set` (volley-build's generated
     /// `FILE_DESCRIPTOR_SET`), on a free 127.0.0.1 port. See [`MockServer::builder`] for more.
