@@ -168,12 +168,12 @@ pub type DialedIo = Box<dyn IoStream>;
 /// Opens connections for an [`Endpoint`] with no socket: called once per connection the
 /// channel opens. Cheap to clone.
 #[derive(Clone)]
-pub struct Dialer(Arc<dyn Fn() -> std::io::Result<DialedIo> + Send + Sync>);
+pub struct Dialer(std::sync::Arc<dyn Fn() -> std::io::Result<DialedIo> + Send + Sync>);
 
 impl Dialer {
     /// A dialer from a function that returns one connection's stream each time it is called.
     pub fn new(f: impl Fn() -> std::io::Result<DialedIo> + Send + Sync + 'static) -> Dialer {
-        Dialer(Arc::new(f))
+        Dialer(std::sync::Arc::new(f))
     }
 
     /// One connection's stream.

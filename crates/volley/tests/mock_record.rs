@@ -377,26 +377,7 @@ mod interop {
 
     #[test]
     fn record_grpc_gos_interop_server_then_replay() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut server = std::process::Command::new(volley_testkit::tool("grpc-interop-server"))
-            .arg(format!("--port={port}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start grpc-interop-server");
-        let upstream = format!("127.0.0.1:{port}");
-        let start = std::time::Instant::now();
-        while std::net::TcpStream::connect(&upstream).is_err() {
-            assert!(
-                start.elapsed().as_secs() < 20,
-                "grpc-interop-server did not listen"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        let (mut server, upstream) = support::interop_server();
         let dir = TempDir::new("record-interop");
         let stubs = dir.path("stubs");
         let recorder = Mock::start(mock_command(&[

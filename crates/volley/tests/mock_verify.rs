@@ -149,26 +149,7 @@ fn recorded_stubs_verify_equal_and_wrong_ones_are_reported() {
 
 #[test]
 fn grpc_go_s_interop_server_without_reflection_needs_its_protos() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = std::process::Command::new(volley_testkit::tool("grpc-interop-server"))
-        .arg(format!("--port={port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start grpc-interop-server");
-    let target = format!("127.0.0.1:{port}");
-    let start = std::time::Instant::now();
-    while std::net::TcpStream::connect(&target).is_err() {
-        assert!(
-            start.elapsed().as_secs() < 20,
-            "grpc-interop-server did not listen"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let (mut server, target) = support::interop_server();
     let dir = TempDir::new("verify-interop");
     let stubs = dir.write(
         "stubs/testing.yaml",

@@ -5,6 +5,7 @@
 
 use std::{
     collections::VecDeque,
+    future::Future,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
@@ -202,55 +203,65 @@ fn ready<T: Send + 'static>(r: Result<T, Status>) -> DynamicFuture<Result<T, Sta
     Box::pin(std::future::ready(r))
 }
 
+/// A call's answer, to come.
+type Answer<T> = DynamicFuture<Result<Response<T>, Status>>;
+
+impl Mocked {
+    /// A call of one request message, kept: the mock it picks answers with `mocked`, else the
+    /// stubs with `stubbed` (their NOT_FOUND given back when none matches either).
+    fn one_request<T, F>(
+        &self,
+        method: &MethodDescriptor,
+        request: Request<DynamicMessage>,
+        mocked: impl FnOnce(Respond, MethodDescriptor, DynamicMessage) -> F,
+        stubbed: impl FnOnce(
+            &Stubs,
+            &MethodDescriptor,
+            Request<DynamicMessage>,
+        ) -> Result<Answer<T>, Option<Status>>,
+    ) -> Answer<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<Response<T>, Status>> + Send + 'static,
+    {
+        let message = vec![request.get_ref().clone()];
+        let call = view(&name(method), request.metadata(), message);
+        self.0.keep(call.clone());
+        let session = session_of(request.metadata());
+        match self.0.pick(method, &call, &session) {
+            Some(m) => Box::pin(mocked(
+                m.mock.respond.clone(),
+                method.clone(),
+                request.into_inner(),
+            )),
+            None => stubbed(&self.0.stubs, method, request)
+                .unwrap_or_else(|st| ready(Err(self.0.missed_both(method, &call, st)))),
+        }
+    }
+}
+
 impl DynamicHandler for Mocked {
     fn unary(
         &self,
         method: &MethodDescriptor,
         request: Request<DynamicMessage>,
-    ) -> DynamicFuture<Result<Response<DynamicMessage>, Status>> {
-        let call = view(
-            &name(method),
-            request.metadata(),
-            vec![request.get_ref().clone()],
-        );
-        self.0.keep(call.clone());
-        let session = session_of(request.metadata());
-        match self.0.pick(method, &call, &session) {
-            Some(m) => Box::pin(one(
-                m.mock.respond.clone(),
-                method.clone(),
-                Some(request.into_inner()),
-            )),
-            None => match self.0.stubs.try_unary(method, request) {
-                Ok(answer) => answer,
-                Err(missed) => ready(Err(self.0.missed_both(method, &call, missed.1))),
-            },
-        }
+    ) -> Answer<DynamicMessage> {
+        self.one_request(
+            method,
+            request,
+            |r, m, req| one(r, m, Some(req)),
+            |s, m, req| s.try_unary(m, req).map_err(|missed| missed.1),
+        )
     }
 
     fn server_streaming(
         &self,
         method: &MethodDescriptor,
         request: Request<DynamicMessage>,
-    ) -> DynamicFuture<Result<Response<DynamicStream>, Status>> {
-        let call = view(
-            &name(method),
-            request.metadata(),
-            vec![request.get_ref().clone()],
-        );
-        self.0.keep(call.clone());
-        let session = session_of(request.metadata());
-        match self.0.pick(method, &call, &session) {
-            Some(m) => Box::pin(many(
-                m.mock.respond.clone(),
-                method.clone(),
-                request.into_inner(),
-            )),
-            None => match self.0.stubs.try_server_streaming(method, request) {
-                Ok(answer) => answer,
-                Err(missed) => ready(Err(self.0.missed_both(method, &call, missed.1))),
-            },
-        }
+    ) -> Answer<DynamicStream> {
+        self.one_request(method, request, many, |s, m, req| {
+            s.try_server_streaming(m, req).map_err(|missed| missed.1)
+        })
     }
 
     fn client_streaming(

@@ -127,3 +127,28 @@ pub(crate) fn grpcurl(addr: &str, args: &[&str], method: &str) -> (bool, String)
     );
     (out.status.success(), text)
 }
+
+/// grpc-go's interop server on a free loopback port, listening: the process and its address.
+pub(crate) fn interop_server() -> (std::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = Command::new(tool("grpc-interop-server"))
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start grpc-interop-server");
+    let addr = format!("127.0.0.1:{port}");
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "grpc-interop-server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (server, addr)
+}
