@@ -59,6 +59,7 @@ pub mod dynamic {
     pub use crate::dial::{DialError, DialOpts, Dialed, dial};
     pub use crate::metadata::{Metadata, to_header_map};
     pub use crate::rpc::{Call, Head, Sender};
+    pub use crate::source::{compile_protos, load_protosets};
     pub use crate::status::CallStatus;
     pub use crate::web::Protocol;
 }

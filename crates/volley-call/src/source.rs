@@ -205,7 +205,7 @@ fn reflect_error(e: ReflectError, name: &str) -> SourceError {
 
 /// Loads `-protoset` files (grpcurl: all files of all sets, linked together), edition files
 /// lowered as `-proto` lowers them (volley-proto's one loader).
-pub(crate) fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
+pub fn load_protosets(paths: &[String]) -> Result<DescriptorPool, String> {
     let mut all = FileDescriptorSet::default();
     for p in paths {
         let read =

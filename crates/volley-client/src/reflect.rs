@@ -87,6 +87,33 @@ pub async fn list_services(
     Err(ReflectError::Unsupported(last))
 }
 
+/// The schema of every service the server lists (reflection's own left out): each one's files
+/// with their imports, a file named twice taken once, linked into one pool.
+pub async fn fetch_all(
+    conn: &Connection,
+    scheme: &str,
+    authority: &str,
+    metadata: &[(HeaderName, HeaderValue)],
+) -> Result<DescriptorPool, ReflectError> {
+    let services = list_services(conn, scheme, authority, metadata).await?;
+    let mut files: Vec<FileDescriptorProto> = Vec::new();
+    for s in services
+        .iter()
+        .filter(|s| !s.starts_with("grpc.reflection."))
+    {
+        let got = fetch_pool(conn, scheme, authority, s, metadata).await?;
+        for f in got.files() {
+            if !files.iter().any(|x| x.name() == f.name()) {
+                files.push(f.file_descriptor_proto().clone());
+            }
+        }
+    }
+    let mut pool = DescriptorPool::new();
+    pool.add_file_descriptor_protos(files)
+        .map_err(|e| ReflectError::Descriptor(e.to_string()))?;
+    Ok(pool)
+}
+
 async fn list_with(conn: &Connection, head: &CallHead) -> Result<Vec<String>, Fetch> {
     let (resp, mut out) = conn.open_stream(head.request()).await.map_err(failed)?;
     ask(&mut out, Req::ListServices(String::new()))?;

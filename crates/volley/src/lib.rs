@@ -29,6 +29,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         },
         // `mock verify` exits 1 when a stub disagrees with the service.
         Command::Mock(args) => return mock::run(*args),
+        Command::Ui(args) => volley_ui::run(*args, async {
+            let which = signal::next().await;
+            tracing::info!("received {which}, stopping");
+        })
+        .map_err(anyhow::Error::msg),
         // Its thresholds choose the exit code (`volley_bench::gate`).
         Command::Bench(args) => return bench::run(*args),
         // grpcurl's exit codes (64 + a status code for a failed call).

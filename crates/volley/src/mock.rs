@@ -135,7 +135,7 @@ const GO_FLAGS: [&str; 12] = [
 
 /// The command line as clap reads it: `gripmock ARGS` (a binary of that name, a symlink or a
 /// copy) is `volley mock ARGS`, v1's leading `gripmock` argument dropped; in `mock`, Go-style
-/// `-stub=x` is `--stub=x`.
+/// `-stub=x` is `--stub=x`; `grpcui ARGS` is `volley ui ARGS`, Go-style flags taken the same way.
 pub fn argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut args: Vec<OsString> = args.into_iter().collect();
     let invoked = args
@@ -143,6 +143,14 @@ pub fn argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
         .and_then(|a| std::path::Path::new(a).file_stem().map(|s| s.to_owned()));
     // Run as `k6` (a symlink), `k6 run script.js` is `volley run script.js`.
     if invoked.as_ref().is_some_and(|s| s == "k6") {
+        return args;
+    }
+    // Run as `grpcui`, the binary is `volley ui`; there, Go's `-plaintext` is `--plaintext`.
+    if invoked.as_ref().is_some_and(|s| s == "grpcui") {
+        args.insert(1, "ui".into());
+    }
+    if args.get(1).is_some_and(|a| a == "ui") {
+        volley_ui::go_style(&mut args[2..]);
         return args;
     }
     if invoked.is_some_and(|s| s == "gripmock") {

@@ -91,22 +91,13 @@ async fn reflected(target: &str) -> Result<DescriptorPool, MockError> {
         .await
         .map_err(failed)?;
     let scheme = if ep.is_tls() { "https" } else { "http" };
-    let names = volley_client::reflect::list_services(&conn, scheme, &ep.authority, &[])
+    volley_client::reflect::fetch_all(&conn, scheme, &ep.authority, &[])
         .await
         .map_err(|e| {
             failed(format!(
                 "--against {target}: {e} (or --proto FILE, the service's .proto files)"
             ))
-        })?;
-    let mut pool = DescriptorPool::new();
-    for name in names.iter().filter(|n| !n.starts_with("grpc.reflection.")) {
-        let one = volley_client::reflect::fetch_pool(&conn, scheme, &ep.authority, name, &[])
-            .await
-            .map_err(|e| failed(format!("--against {target}: {e}")))?;
-        pool.add_file_descriptor_protos(one.file_descriptor_protos().cloned())
-            .map_err(|e| failed(format!("--against {target}: reflection: {e}")))?;
-    }
-    Ok(pool)
+        })
 }
 
 /// Sends every stub's request to `a.target` and compares the answers.

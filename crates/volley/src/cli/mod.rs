@@ -64,6 +64,9 @@ pub enum Command {
     /// report.md, report.html and results.json with the published figures beside ours;
     /// `volley lab orders | gateway | link` runs one tool of the harness.
     Lab(Box<LabCommand>),
+    /// A web page to call methods: grpcui's command line (`volley ui -plaintext HOST:PORT`),
+    /// its banner and its page's endpoints (the binary run as `grpcui` is this).
+    Ui(Box<volley_ui::UiArgs>),
     /// Print a shell completion script: `source <(volley completions bash)`, or write it where
     /// your shell looks (zsh: a file `_volley` on $fpath; fish: ~/.config/fish/completions/volley.fish).
     Completions {

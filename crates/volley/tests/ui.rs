@@ -1,0 +1,301 @@
+//! `volley ui`: grpcui's command line and banner; its page's endpoints (`/metadata`, `/invoke/`
+//! with the CSRF cookie and header) answered in grpcui's shapes, and the same requests given to
+//! grpcui itself (built from the Go module proxy) against the same server, the JSON replies
+//! compared; the page driven in headless Chromium as a person would (a scalar, a nested
+//! message, a repeated field, a bidi stream, a value that does not fit).
+
+#[path = "mock_support/mod.rs"]
+mod support;
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+use support::TempDir;
+use volley_testkit::{Volley, ok_stdout, tool, volley, workspace};
+
+const VOLLEY: Volley = volley!();
+
+/// A grpcui-shaped page server (volley ui or grpcui) and the URL its banner printed.
+struct Ui {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cmd` and reads grpcui's banner off its stdout.
+fn start(mut cmd: Command) -> Ui {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the UI");
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("gRPC Web UI available at ") {
+                let _ = tx.send(url.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the banner `gRPC Web UI available at URL`");
+    Ui { child, url }
+}
+
+fn volley_ui(target: &str, extra: &[&str]) -> Ui {
+    let mut cmd = VOLLEY.command(&["ui", "-plaintext", "-port", "0"]);
+    cmd.args(extra).arg(target).current_dir(workspace());
+    start(cmd)
+}
+
+/// `curl` against the page: body and HTTP status.
+fn curl(args: &[&str], url: &str) -> (String, u16) {
+    support::curl(args, url)
+}
+
+/// The page's CSRF token, as its first GET sets it.
+fn csrf(ui: &Ui) -> String {
+    let out =
+        ok_stdout(Command::new(tool("curl")).args(["-s", "-D", "-", "-o", "/dev/null", &ui.url]));
+    out.lines()
+        .find_map(|l| l.split("_grpcui_csrf_token=").nth(1))
+        .map(|v| v.split(';').next().unwrap().trim().to_owned())
+        .expect("a CSRF cookie")
+}
+
+/// `POST invoke/METHOD` with `body`: the reply and its status.
+fn invoke(ui: &Ui, token: &str, method: &str, body: &Value) -> (String, u16) {
+    curl(
+        &[
+            "-H",
+            "content-type: application/json",
+            "-H",
+            &format!("x-grpcui-csrf-token: {token}"),
+            "-b",
+            &format!("_grpcui_csrf_token={token}"),
+            "-d",
+            &body.to_string(),
+        ],
+        &format!("{}invoke/{method}", ui.url),
+    )
+}
+
+fn invoke_json(ui: &Ui, token: &str, method: &str, body: &Value) -> Value {
+    let (text, code) = invoke(ui, token, method, body);
+    assert_eq!(code, 200, "{text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The requests both UIs are given: unary, an error with its message, a server stream, a
+/// client stream, a bidi stream, metadata echoed back.
+fn requests() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "grpc.testing.TestService.UnaryCall",
+            json!({"data": [{"response_size": 3, "fill_username": true}]}),
+        ),
+        (
+            "grpc.testing.TestService.UnaryCall",
+            json!({"data": [{"response_status": {"code": 5, "message": "gone away"}}]}),
+        ),
+        (
+            "grpc.testing.TestService.StreamingOutputCall",
+            json!({"data": [{"response_parameters": [{"size": 1}, {"size": 2}]}]}),
+        ),
+        (
+            "grpc.testing.TestService.StreamingInputCall",
+            json!({"data": [{"payload": {"body": "AAA="}}, {"payload": {"body": "AAAA"}}]}),
+        ),
+        (
+            "grpc.testing.TestService.FullDuplexCall",
+            json!({"data": [{"response_parameters": [{"size": 1}]},
+                            {"response_parameters": [{"size": 2}]}]}),
+        ),
+        (
+            "grpc.testing.TestService.UnaryCall",
+            json!({"metadata": [{"name": "x-grpc-test-echo-initial", "value": "hi"}],
+                   "data": [{}]}),
+        ),
+    ]
+}
+
+#[test]
+fn the_page_s_endpoints_answer_in_grpcui_s_shapes() {
+    let server = VOLLEY.serve(&[]);
+    let ui = volley_ui(&server.addr().to_string(), &[]);
+    assert!(
+        ui.url.starts_with("http://127.0.0.1:") && ui.url.ends_with('/'),
+        "{}",
+        ui.url
+    );
+    let token = csrf(&ui);
+
+    let (meta, code) = curl(&[], &format!("{}metadata?method=api.Users.Get", ui.url));
+    assert_eq!(code, 200, "{meta}");
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(meta["requestType"], "api.GetUserRequest");
+    assert_eq!(
+        meta["messageTypes"]["api.GetUserRequest"][0]["protoName"],
+        "id"
+    );
+    assert_eq!(
+        meta["messageTypes"]["api.GetUserRequest"][0]["type"],
+        "int64"
+    );
+    assert_eq!(
+        meta["messageTypes"]["api.GetUserRequest"][0]["defaultVal"],
+        "0"
+    );
+    let (_, code) = curl(&[], &format!("{}metadata?method=api.Users.Nope", ui.url));
+    assert_eq!(code, 422);
+
+    let got = invoke_json(&ui, &token, "api.Users.Get", &json!({"data": [{"id": 7}]}));
+    assert_eq!(got["error"], Value::Null, "{got}");
+    assert_eq!(got["responses"][0]["message"]["id"], "7", "{got}");
+    assert_eq!(got["responses"][0]["isError"], false);
+    assert_eq!(got["requests"], json!({"total": 1, "sent": 1}));
+
+    let err = invoke_json(&ui, &token, requests()[1].0, &requests()[1].1);
+    assert_eq!(
+        err["error"],
+        json!({"code": 5, "name": "NotFound", "message": "gone away", "details": []}),
+        "{err}"
+    );
+
+    // grpcui's refusals: no CSRF header, not JSON, a request that does not fit, two messages
+    // for a unary method.
+    let (text, code) = curl(
+        &["-H", "content-type: application/json", "-d", "{}"],
+        &format!("{}invoke/api.Users.Get", ui.url),
+    );
+    assert_eq!((code, text.as_str()), (401, "incorrect CSRF token"));
+    let (text, code) = curl(
+        &[
+            "-H",
+            &format!("x-grpcui-csrf-token: {token}"),
+            "-b",
+            &format!("_grpcui_csrf_token={token}"),
+            "-d",
+            "{}",
+        ],
+        &format!("{}invoke/api.Users.Get", ui.url),
+    );
+    assert_eq!((code, text.as_str()), (415, "Request must be JSON"));
+    let (text, code) = invoke(
+        &ui,
+        &token,
+        "api.Users.Get",
+        &json!({"data": [{"id": "seven"}]}),
+    );
+    assert_eq!(code, 500, "{text}");
+    assert!(
+        text.starts_with("Unexpected error: error getting request data: "),
+        "{text}"
+    );
+    let (text, code) = invoke(&ui, &token, "api.Users.Get", &json!({"data": [{}, {}]}));
+    assert_eq!(code, 500, "{text}");
+    assert!(text.contains("request data contained 2 messages"), "{text}");
+}
+
+#[test]
+fn grpcui_and_volley_ui_answer_the_same_requests_the_same() {
+    let (mut interop, target) = support::interop_server();
+    let protos = ["-import-path", "proto", "-proto", "grpc/testing/test.proto"];
+    let ours = volley_ui(&target, &protos);
+    let mut cmd = Command::new(tool("grpcui"));
+    cmd.args(["-plaintext", "-port", "0"])
+        .args(protos)
+        .arg(&target)
+        .current_dir(workspace());
+    let theirs = start(cmd);
+    let (t1, t2) = (csrf(&ours), csrf(&theirs));
+    let mut differences = Vec::new();
+    for (method, body) in requests() {
+        let a = invoke_json(&ours, &t1, method, &body);
+        let b = invoke_json(&theirs, &t2, method, &body);
+        if a != b {
+            differences.push(format!(
+                "{method} {body}:\n  volley ui: {a}\n  grpcui:    {b}"
+            ));
+        }
+    }
+    let _ = interop.kill();
+    let _ = interop.wait();
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+#[test]
+fn a_person_calls_methods_from_the_page_in_chromium() {
+    let dir = workspace().join("examples/browser");
+    assert!(
+        dir.join("node_modules/puppeteer-core").is_dir(),
+        "examples/browser is not installed: run scripts/install-test-tools"
+    );
+    let server = VOLLEY.serve(&[]);
+    let ui = volley_ui(&server.addr().to_string(), &[]);
+    let shots = TempDir::new("ui-shots");
+    let shots_dir = std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path(""));
+    let out = ok_stdout(
+        Command::new(tool("node"))
+            .args(["test/ui.mjs", &ui.url, &shots_dir])
+            .current_dir(&dir),
+    );
+    let seen: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(seen["unary"]["status"], "OK", "{seen}");
+    assert_eq!(seen["unary"]["messages"][0]["id"], "7", "{seen}");
+    // Not sent: the field says why.
+    assert_eq!(seen["bad"]["sent"], 0, "{seen}");
+    assert_eq!(
+        seen["bad"]["reason"], "not an integer: int64 takes whole numbers",
+        "{seen}"
+    );
+    assert!(
+        seen["bad"]["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not sent: id: "),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["bad"]["messages"],
+        json!([]),
+        "the last call's answer is cleared: {seen}"
+    );
+    assert_eq!(
+        seen["nested"]["messages"][0]["payload"]["body"], "AAAA",
+        "{seen}"
+    );
+    assert_eq!(seen["error"]["status"], "NotFound (5): gone away", "{seen}");
+    let sizes = |k: &str| -> Vec<usize> {
+        seen[k]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["payload"]["body"].as_str().unwrap().len())
+            .collect()
+    };
+    // base64 of 1, 2 and 3 zero bytes: 4 characters each.
+    assert_eq!(sizes("stream"), [4, 4], "{seen}");
+    assert_eq!(sizes("bidi"), [4, 4, 4], "{seen}");
+    assert!(
+        seen["logged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| !l.as_str().unwrap().contains("error")),
+        "{seen}"
+    );
+}
