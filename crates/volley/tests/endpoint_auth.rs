@@ -50,6 +50,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ),
     ("GET", "/api/health/liveness", ""),
     ("GET", "/api/health/readiness", ""),
+    ("GET", "/api/scenarios", ""),
+    ("POST", "/api/scenarios/reset", ""),
     ("POST", "/add", PLANTED),
     (
         "POST",
@@ -289,6 +291,19 @@ fn require_token_covers_every_page_on_the_calls_port_and_the_admin_port() {
         let code = curl(&admin, Form::Http1, None, page, Some(TOKEN)).0;
         assert!(served(code), "admin port {page:?}: {code}");
     }
+    // The admin port's own route beyond the exact paths: a scenario's state.
+    let set_state = (
+        "PUT",
+        "/api/scenarios/none/state",
+        r#"{"state": "Started"}"#,
+    );
+    assert_eq!(curl(&admin, Form::Http1, None, set_state, None).0, 401);
+    assert_eq!(
+        curl(&admin, Form::Http1, None, set_state, Some("wrong")).0,
+        401
+    );
+    let code = curl(&admin, Form::Http1, None, set_state, Some(TOKEN)).0;
+    assert!(served(code), "admin port {set_state:?}: {code}");
     // With the token, the stub added answers.
     let (code, _) = curl(
         &addr,

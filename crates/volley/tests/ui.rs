@@ -299,3 +299,65 @@ fn a_person_calls_methods_from_the_page_in_chromium() {
         "{seen}"
     );
 }
+
+#[test]
+fn with_a_ui_token_every_route_answers_to_it() {
+    let server = VOLLEY.serve(&[]);
+    let ui = volley_ui(&server.addr().to_string(), &["-ui-token", "s3cret"]);
+    let csrf = [
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "x-grpcui-csrf-token: csrf-value",
+        "-b",
+        "_grpcui_csrf_token=csrf-value",
+    ];
+    let routes: [(&str, &str, &str); 7] = [
+        ("GET", "", ""),
+        ("GET", "app.js", ""),
+        ("GET", "app.css", ""),
+        ("GET", "metadata?method=api.Users.Get", ""),
+        ("POST", "invoke/api.Users.Get", r#"{"data": [{"id": 7}]}"#),
+        ("GET", "examples", ""),
+        ("GET", "favicon.ico", ""),
+    ];
+    for (method, path, body) in routes {
+        let url = format!("{}{path}", ui.url);
+        let mut args = vec!["-X", method];
+        args.extend(csrf);
+        if !body.is_empty() {
+            args.extend(["-d", body]);
+        }
+        let (_, code) = curl(&args, &url);
+        assert_eq!(code, 401, "{method} /{path} without the token");
+        let mut wrong = args.clone();
+        wrong.extend(["-H", "authorization: Bearer wrong"]);
+        assert_eq!(
+            curl(&wrong, &url).1,
+            401,
+            "{method} /{path} with a wrong token"
+        );
+        let mut right = args.clone();
+        right.extend(["-H", "authorization: Bearer s3cret"]);
+        let (text, code) = curl(&right, &url);
+        assert!(
+            (200..300).contains(&code),
+            "{method} /{path} with the token: {code} {text}"
+        );
+    }
+    // The link the start prints: its token kept as a cookie for the page's own requests.
+    let out = ok_stdout(Command::new(tool("curl")).args([
+        "-s",
+        "-D",
+        "-",
+        "-o",
+        "/dev/null",
+        &format!("{}?token=s3cret", ui.url),
+    ]));
+    assert!(out.contains("_volley_ui_token=s3cret"), "{out}");
+    let (_, code) = curl(
+        &["-b", "_volley_ui_token=s3cret"],
+        &format!("{}metadata?method=api.Users.Get", ui.url),
+    );
+    assert_eq!(code, 200);
+}
