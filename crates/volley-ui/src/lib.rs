@@ -10,8 +10,11 @@
 //! - `server`: the page's HTTP routes, CSRF and token;
 //! - `schema` (`/metadata`) and `invoke` (`/invoke/`), grpcui's JSON shapes;
 //! - `web/`: the page itself (HTML, JavaScript, CSS; no build step, embedded in the binary).
+//!
+//! Beside it, [`dashboard`]: the live page of a `volley bench` run (`--dashboard`).
 
 mod args;
+pub mod dashboard;
 mod invoke;
 mod schema;
 mod server;

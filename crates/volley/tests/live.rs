@@ -2,7 +2,8 @@
 //! report (their histograms merged give the report's count), a `--prometheus-listen` scrape at
 //! the end, read by the Prometheus project's parser, equal to the report's counts, and the
 //! `--tui` view under tmux: it shows the rate and percentiles, updates, and `q` ends the run
-//! with its report.
+//! with its report; the `--dashboard` page watched in headless Chromium while the run goes, its
+//! figures at the end equal to the report's, and the `--dashboard-export` file read offline.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -315,4 +316,108 @@ fn the_tui_shows_the_run_updates_and_q_ends_it_with_its_report() {
     let count = report["count"].as_u64().unwrap();
     assert!(count > 300 && count < 300 * 30, "{count} calls before q");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_dashboard_in_chromium_shows_the_run_live_and_ends_equal_to_the_report() {
+    let browser = volley_testkit::workspace().join("examples/browser");
+    assert!(
+        browser.join("node_modules/puppeteer-core").is_dir(),
+        "examples/browser is not installed: run scripts/install-test-tools"
+    );
+    let server = VOLLEY.serve(&[]);
+    let dir = temp_dir("dashboard");
+    let report = dir.join("report.json");
+    let exported = dir.join("dashboard.html");
+    let mut child = Command::new(VOLLEY.bin())
+        .args([
+            "bench",
+            "--insecure",
+            "--call",
+            "api.Users.Get:3",
+            "--call",
+            "api.Users.List:1",
+            "--rps",
+            "400",
+            "-z",
+            "4s",
+            "--live-interval",
+            "500ms",
+            "--dashboard=127.0.0.1:0",
+            "--dashboard-export",
+            exported.to_str().unwrap(),
+            "--linger",
+            "60s",
+            "-O",
+            "json",
+            "-o",
+            report.to_str().unwrap(),
+            &server.addr().to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("volley: dashboard on ")
+        .unwrap_or_else(|| panic!("the address line: {line:?}"))
+        .to_owned();
+    let shots = std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| dir.display().to_string());
+    let out = Command::new(tool("node"))
+        .args([
+            "test/dashboard.mjs",
+            &url,
+            exported.to_str().unwrap(),
+            &shots,
+        ])
+        .current_dir(&browser)
+        .output()
+        .unwrap();
+    // The report is written before the linger.
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let seen: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let count = report["count"].as_u64().unwrap();
+    assert!(count > 1000, "{report}");
+    // Read while it ran: some calls, not all of them.
+    let running = seen["running"]["calls"].as_u64().unwrap();
+    assert!(running > 0 && running < count, "{seen}");
+    assert_eq!(seen["running"]["state"], "running", "{seen}");
+    // At the end, and in the exported file: the report's figures (the last tick carries the
+    // calls of the last interval, so the ticks add up to the report exactly).
+    for view in ["finished", "exported"] {
+        let v = &seen[view];
+        assert_eq!(v["state"], "finished", "{view}: {seen}");
+        assert_eq!(v["calls"].as_u64(), Some(count), "{view}: {seen}");
+        assert_eq!(v["statuses"], report["statusCodeDistribution"], "{view}: {seen}");
+        for m in report["methods"].as_array().unwrap() {
+            let call = m["call"].as_str().unwrap();
+            assert_eq!(v["methods"][call], m["count"], "{view} {call}: {seen}");
+        }
+        // Four charts, each line with a point per tick (4 s at 500 ms: 8 or 9).
+        let lines = v["lines"].as_array().unwrap();
+        assert!(lines.len() >= 4, "{view}: {seen}");
+        assert!(lines.iter().all(|n| n.as_u64().unwrap() >= 8), "{view}: {seen}");
+    }
+    assert_eq!(seen["exported"]["requests"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["report"]["status"], 200, "{seen}");
+    assert_eq!(seen["report"]["html"], true, "{seen}");
+    assert!(
+        seen["report"]["disposition"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("attachment")),
+        "{seen}"
+    );
+    assert_eq!(seen["logged"], serde_json::json!([]), "{seen}");
 }

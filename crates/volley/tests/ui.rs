@@ -245,16 +245,27 @@ fn a_person_calls_methods_from_the_page_in_chromium() {
         "examples/browser is not installed: run scripts/install-test-tools"
     );
     let server = VOLLEY.serve(&[]);
-    let ui = volley_ui(&server.addr().to_string(), &[]);
-    let shots = TempDir::new("ui-shots");
-    let shots_dir = std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path(""));
+    // The same person's calls over gRPC (grpcui's only protocol) and over Connect.
+    for protocol in ["grpc", "connect"] {
+        page_calls_over(&server.addr().to_string(), protocol);
+    }
+}
+
+fn page_calls_over(target: &str, protocol: &str) {
+    let dir = workspace().join("examples/browser");
+    let ui = volley_ui(target, &["-protocol", protocol]);
+    let shots = TempDir::new(&format!("ui-shots-{protocol}"));
+    let shots_dir = match protocol {
+        "grpc" => std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path("")),
+        _ => shots.path(""),
+    };
     let out = ok_stdout(
         Command::new(tool("node"))
             .args(["test/ui.mjs", &ui.url, &shots_dir])
             .current_dir(&dir),
     );
     let seen: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(seen["unary"]["status"], "OK", "{seen}");
+    assert_eq!(seen["unary"]["status"], "OK", "{protocol}: {seen}");
     assert_eq!(seen["unary"]["messages"][0]["id"], "7", "{seen}");
     // Not sent: the field says why.
     assert_eq!(seen["bad"]["sent"], 0, "{seen}");

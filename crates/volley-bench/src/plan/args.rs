@@ -310,7 +310,7 @@ pub struct BenchArgs {
     /// deflate, base64), so that intervals can be merged exactly.
     #[arg(help_heading = "Watch", long = "live-histograms", action = ArgAction::SetTrue)]
     pub live_histograms: bool,
-    /// How often --live, --prometheus-listen and --tui are updated [default: 1s].
+    /// How often --live, --prometheus-listen, --dashboard and --tui are updated [default: 1s].
     #[arg(
         help_heading = "Watch",
         long = "live-interval",
@@ -325,7 +325,29 @@ pub struct BenchArgs {
         value_name = "ADDR"
     )]
     pub prometheus_listen: Option<String>,
-    /// Keep serving --prometheus-listen this long after the run, for a last scrape [default: 0s].
+    /// Serve a live dashboard of the run on ADDR while it goes (k6's port, 127.0.0.1:5665, when
+    /// no ADDR is given; port 0 picks one; stderr says which): calls per second, latency
+    /// percentiles over time, statuses, errors, in flight, per method of a mix; its button saves
+    /// the page as a report. Give ADDR with `=`: `--dashboard=127.0.0.1:8080`.
+    #[arg(
+        help_heading = "Watch",
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "127.0.0.1:5665"
+    )]
+    pub dashboard: Option<String>,
+    /// Write the dashboard's page with the whole run in it to FILE at the end: one
+    /// self-contained HTML file (no --dashboard needed).
+    #[arg(
+        help_heading = "Watch",
+        long = "dashboard-export",
+        value_name = "FILE"
+    )]
+    pub dashboard_export: Option<PathBuf>,
+    /// Keep serving --prometheus-listen and --dashboard this long after the run, for a last
+    /// scrape or look [default: 0s].
     #[arg(help_heading = "Watch", long, value_name = "DURATION")]
     pub linger: Option<String>,
     /// Write the thresholds' verdicts to FILE as JUnit XML.

@@ -1,5 +1,5 @@
 //! What watches a run as it goes, as the plan asks for it: `--tui`, `--live`,
-//! `--prometheus-listen`, how often (`--live-interval`) and how long /metrics stays up after
+//! `--prometheus-listen`, `--dashboard`, how often (`--live-interval`) and how long /metrics stays up after
 //! the run (`--linger`). The caller draws and serves them; the engine's ticks feed them.
 
 use std::{path::PathBuf, time::Duration};
@@ -17,13 +17,21 @@ pub struct WatchOptions {
     pub every: Duration,
     /// `--prometheus-listen ADDR`: the run's figures on `/metrics`.
     pub prometheus: Option<String>,
-    /// `--linger`: how long `/metrics` stays up after the run.
+    /// `--dashboard [ADDR]`: the run's live page.
+    pub dashboard: Option<String>,
+    /// `--dashboard-export FILE`: the page, with the whole run, written at the end.
+    pub dashboard_export: Option<PathBuf>,
+    /// `--linger`: how long `/metrics` and the dashboard stay up after the run.
     pub linger: Duration,
 }
 
 impl WatchOptions {
     /// Whether anything watches the run (so the engine sends ticks).
     pub fn any(&self) -> bool {
-        self.tui || self.live.is_some() || self.prometheus.is_some()
+        self.tui
+            || self.live.is_some()
+            || self.prometheus.is_some()
+            || self.dashboard.is_some()
+            || self.dashboard_export.is_some()
     }
 }

@@ -1,7 +1,7 @@
 //! Where `volley bench`'s ticks go while a run goes: `--live` (one JSON line per interval),
 //! `--prometheus-listen` (volley_bench's [`Exposition`], served on `/metrics` and kept up
-//! `--linger` after the run) and `--tui` (`tui`). One thread takes the engine's ticks and hands
-//! each to every sink asked for.
+//! `--linger` after the run), `--dashboard` (volley_ui's [`Board`]) and `--tui` (`tui`). One
+//! thread takes the engine's ticks and hands each to every sink asked for.
 
 use std::{
     io::Write,
@@ -21,6 +21,8 @@ use volley_bench::{
     live::{Exposition, Tick},
 };
 
+use volley_ui::dashboard::Board;
+
 use super::tui::Tui;
 
 /// The sinks of one run.
@@ -29,6 +31,8 @@ pub(super) struct Sinks {
     pub ndjson: Option<Box<dyn Write + Send>>,
     /// `--prometheus-listen`.
     pub exposition: Option<Arc<Mutex<Exposition>>>,
+    /// `--dashboard`, `--dashboard-export`.
+    pub board: Option<Arc<Board>>,
     /// `--tui`.
     pub tui: Option<Tui>,
 }
@@ -82,6 +86,9 @@ impl Sinks {
             }
             if let Some(e) = &self.exposition {
                 e.lock().unwrap().add(&tick);
+            }
+            if let Some(b) = &self.board {
+                b.push(serde_json::to_string(&tick)?, tick.last);
             }
             if let Some(tui) = &mut self.tui {
                 tui.draw(&tick)?;

@@ -296,7 +296,7 @@ fn the_watch_flags_are_checked_together() {
         (&["--tui", "--live", "-"], "give --live a file, not -"),
         (
             &["--linger", "5s"],
-            "--linger keeps --prometheus-listen up after the run",
+            "--linger keeps --prometheus-listen or --dashboard up after the run",
         ),
     ];
     for (flags, want) in cases {

@@ -1,4 +1,4 @@
-//! The watch section: `--tui`, `--live`, `--prometheus-listen` and their companions, checked
+//! The watch section: `--tui`, `--live`, `--prometheus-listen`, `--dashboard` and their companions, checked
 //! together (whether stdout is a terminal for `--tui` is the caller's to check: it draws).
 
 use std::{path::Path, time::Duration};
@@ -20,8 +20,8 @@ pub(super) fn watch(a: &BenchArgs) -> Result<WatchOptions, PlanError> {
     if a.tui && a.live.as_deref() == Some(Path::new("-")) {
         bail!("--tui draws on the terminal: give --live a file, not -");
     }
-    if a.linger.is_some() && a.prometheus_listen.is_none() {
-        bail!("--linger keeps --prometheus-listen up after the run: give both");
+    if a.linger.is_some() && a.prometheus_listen.is_none() && a.dashboard.is_none() {
+        bail!("--linger keeps --prometheus-listen or --dashboard up after the run: give one");
     }
     Ok(WatchOptions {
         tui: a.tui,
@@ -29,6 +29,8 @@ pub(super) fn watch(a: &BenchArgs) -> Result<WatchOptions, PlanError> {
         histograms: a.live_histograms,
         every,
         prometheus: a.prometheus_listen.clone(),
+        dashboard: a.dashboard.clone(),
+        dashboard_export: a.dashboard_export.clone(),
         linger: duration("--linger", &a.linger, 0)?,
     })
 }
