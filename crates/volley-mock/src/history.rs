@@ -122,12 +122,36 @@ impl History {
     }
 
     /// Each call's JSON that `keep` keeps, oldest first.
+    #[cfg(test)]
     pub(crate) fn list(&self, keep: impl Fn(&Call) -> bool) -> Vec<Value> {
+        self.page(keep, 0, usize::MAX, |_, _| {}).0
+    }
+
+    /// The calls `keep` keeps from the `offset`th, at most `limit`, each call's JSON with what
+    /// `add` adds to it; and how many `keep` keeps in all. Only the page is turned into JSON, so
+    /// a page of a long history costs what the page does.
+    pub(crate) fn page(
+        &self,
+        keep: impl Fn(&Call) -> bool,
+        offset: usize,
+        limit: usize,
+        add: impl Fn(&Call, &mut Value),
+    ) -> (Vec<Value>, usize) {
         let g = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-        g.0.iter()
+        let total = g.0.iter().filter(|(_, c)| keep(c)).count();
+        let page = g
+            .0
+            .iter()
             .filter(|(_, c)| keep(c))
-            .map(|(_, c)| c.json())
-            .collect()
+            .skip(offset)
+            .take(limit)
+            .map(|(_, c)| {
+                let mut v = c.json();
+                add(c, &mut v);
+                v
+            })
+            .collect();
+        (page, total)
     }
 
     /// How many calls `keep` keeps.

@@ -113,16 +113,40 @@ impl Stubs {
         None
     }
 
+    /// The stub nearest to a call of `method` (`pkg.Service.Method`) that no stub matched, for
+    /// the mock's page: its id and each of its conditions the call's last message does not
+    /// meet (`InputMatcher::misses`). `None` when the method has no stub `session` sees.
+    pub(crate) fn nearest(
+        &self,
+        method: &str,
+        session: &str,
+        msg: Option<&DynamicMessage>,
+    ) -> Option<(uuid::Uuid, Vec<serde_json::Value>)> {
+        let table = self.current();
+        let ms = table.methods.get(method)?;
+        let (_, stub) = self.closest(ms, session, msg)?;
+        let misses = match (&stub.input, msg) {
+            (Input::One(m), Some(r)) => m.misses(r),
+            (Input::Each(list), Some(r)) => list
+                .iter()
+                .map(|m| m.misses(r))
+                .min_by_key(Vec::len)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        Some((stub.id, misses))
+    }
+
     /// The closest stub to `msg`: the visible one meeting the most conditions, and how many.
     fn closest<'t>(
         &self,
         ms: &'t MethodStubs,
-        call: &Call<'_>,
+        session: &str,
         msg: Option<&DynamicMessage>,
     ) -> Option<(u32, &'t Stub)> {
         let mut best: Option<(u32, &Stub)> = None;
         for s in &ms.stubs {
-            if !Stubs::visible(s, call.session) || !self.available(s, call.session) {
+            if !Stubs::visible(s, session) || !self.available(s, session) {
                 continue;
             }
             let hits = match (&s.input, msg) {
@@ -144,7 +168,7 @@ impl Stubs {
         requests: &[&DynamicMessage],
         stream: bool,
     ) -> Status {
-        let closest = self.closest(ms, call, requests.last().copied());
+        let closest = self.closest(ms, call.session, requests.last().copied());
         let text = if self.inner().options.gripmock_text {
             // GripMock names a stub only when it is similar: one condition met at least.
             let similar = closest.filter(|(h, _)| *h > 0).map(|(_, s)| s);

@@ -19,13 +19,13 @@ use crate::state::Ui;
 pub(crate) type Refusal = (StatusCode, String);
 
 /// grpcui's `rpcInput`.
-struct Input {
+pub(crate) struct Input {
     timeout: Option<Duration>,
     metadata: Vec<(String, String)>,
-    data: Vec<Value>,
+    pub(crate) data: Vec<Value>,
 }
 
-fn input(body: &[u8]) -> Result<Input, Refusal> {
+pub(crate) fn input(body: &[u8]) -> Result<Input, Refusal> {
     let bad = |e: String| {
         (
             StatusCode::BAD_REQUEST,
@@ -61,7 +61,7 @@ fn input(body: &[u8]) -> Result<Input, Refusal> {
     })
 }
 
-fn unexpected(e: impl std::fmt::Display) -> Refusal {
+pub(crate) fn unexpected(e: impl std::fmt::Display) -> Refusal {
     (
         StatusCode::INTERNAL_SERVER_ERROR,
         format!("Unexpected error: {e}"),
@@ -69,7 +69,10 @@ fn unexpected(e: impl std::fmt::Display) -> Refusal {
 }
 
 /// The request messages of `data`, as grpcurl reads JSON (field names or JSON names).
-fn messages(method: &MethodDescriptor, data: &[Value]) -> Result<Vec<DynamicMessage>, Refusal> {
+pub(crate) fn messages(
+    method: &MethodDescriptor,
+    data: &[Value],
+) -> Result<Vec<DynamicMessage>, Refusal> {
     let opts = DeserializeOptions::new();
     let msgs = data
         .iter()
@@ -119,7 +122,7 @@ fn metadata(ui: &Ui, rows: &[(String, String)]) -> Result<HeaderMap, String> {
 }
 
 /// grpcui's `rpcMetadata` list, sorted by name; `-bin` values base64.
-fn shown(md: &Metadata) -> Value {
+pub(crate) fn shown(md: &Metadata) -> Value {
     let mut rows: Vec<(String, String)> = md
         .iter()
         .map(|(k, v)| {
@@ -139,7 +142,7 @@ fn shown(md: &Metadata) -> Value {
 }
 
 /// A message as grpcui shows it: field names as in the .proto, defaults emitted.
-fn json_of(ui: &Ui, m: &DynamicMessage) -> Value {
+pub(crate) fn json_of(ui: &Ui, m: &DynamicMessage) -> Value {
     let opts = SerializeOptions::new()
         .use_proto_field_name(true)
         .skip_default_fields(!ui.emit_defaults);
@@ -147,7 +150,7 @@ fn json_of(ui: &Ui, m: &DynamicMessage) -> Value {
         .unwrap_or_else(|e| Value::String(e.to_string()))
 }
 
-fn error_of(ui: &Ui, st: &CallStatus) -> Value {
+pub(crate) fn error_of(ui: &Ui, st: &CallStatus) -> Value {
     let details: Vec<Value> = st
         .details
         .iter()
@@ -182,14 +185,12 @@ fn error_of(ui: &Ui, st: &CallStatus) -> Value {
     })
 }
 
-/// Runs the call `body` asks for on `method`: grpcui's reply, or its refusal.
-pub(crate) async fn invoke(
+/// The target's connection and the head of a call of `method` as `input` asks for it.
+pub(crate) async fn head(
     ui: &Ui,
     method: &MethodDescriptor,
-    body: &[u8],
-) -> Result<Value, Refusal> {
-    let input = input(body)?;
-    let msgs = messages(method, &input.data)?;
+    input: &Input,
+) -> Result<(crate::state::Conn, Head), Refusal> {
     let conn = ui.connection().await.map_err(unexpected)?;
     let timeout = match (input.timeout, ui.max_time) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -209,6 +210,18 @@ pub(crate) async fn invoke(
     if let Err(e) = &head.metadata {
         return Err(unexpected(e));
     }
+    Ok((conn, head))
+}
+
+/// Runs the call `body` asks for on `method`: grpcui's reply, or its refusal.
+pub(crate) async fn invoke(
+    ui: &Ui,
+    method: &MethodDescriptor,
+    body: &[u8],
+) -> Result<Value, Refusal> {
+    let input = input(body)?;
+    let msgs = messages(method, &input.data)?;
+    let (conn, head) = head(ui, method, &input).await?;
     let total = msgs.len();
     let mut sent = 0;
     let mut call = match Call::open(&conn.conn, &head).await {

@@ -8,7 +8,8 @@
 //! - `args`: grpcui's flags and checks;
 //! - `state`: the schema, the methods offered, the target's connection;
 //! - `server`: the page's HTTP routes, CSRF and token;
-//! - `schema` (`/metadata`) and `invoke` (`/invoke/`), grpcui's JSON shapes;
+//! - `schema` (`/metadata`) and `invoke` (`/invoke/`), grpcui's JSON shapes; `stream`
+//!   (`/stream/`), streams sent and read live, volley's own;
 //! - `web/`: the page itself (HTML, JavaScript, CSS; no build step, embedded in the binary).
 //!
 //! Beside it, [`dashboard`]: the live page of a `volley bench` run (`--dashboard`).
@@ -19,6 +20,7 @@ mod invoke;
 mod schema;
 mod server;
 mod state;
+mod stream;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
@@ -118,6 +120,7 @@ async fn serve(a: UiArgs, stop: impl Future<Output = ()> + Send) -> Result<(), U
         emit_defaults: a.emit_defaults,
         target: a.address.clone(),
         conn: tokio::sync::Mutex::new(None),
+        streams: stream::Streams::default(),
     });
     let listener = tokio::net::TcpListener::bind((a.bind.as_str(), a.port))
         .await

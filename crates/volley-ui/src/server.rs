@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::{invoke::invoke, schema, state::Ui};
+use crate::{invoke::invoke, schema, state::Ui, stream};
 
 /// grpcui's CSRF cookie and the header the page echoes it in.
 const CSRF_COOKIE: &str = "_grpcui_csrf_token";
@@ -156,6 +156,7 @@ pub(crate) async fn respond(
         (m, p) if p.starts_with("/invoke/") => {
             invoke_route(&ui, &req, &m, &p["/invoke/".len()..]).await
         }
+        (m, p) if p.starts_with("/stream/") => stream_route(&ui, &req, &m, &p["/stream/".len()..]).await,
         _ => text(StatusCode::NOT_FOUND, "404 page not found"),
     };
     if let Some(t) = token.as_deref().filter(|_| query(&req, "token").is_some()) {
@@ -174,24 +175,70 @@ pub(crate) async fn respond(
     resp
 }
 
-async fn invoke_route(ui: &Ui, req: &Request<Bytes>, m: &Method, name: &str) -> Response<Bytes> {
+/// grpcui's checks of a request that makes a call: POST, the CSRF token echoed, a JSON body.
+fn refused_post(req: &Request<Bytes>, m: &Method) -> Option<Response<Bytes>> {
     if m != Method::POST {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "");
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
-        return r;
+        return Some(r);
     }
     let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok());
     let kept = cookie(req, CSRF_COOKIE);
     if kept.is_none_or(str::is_empty) || sent != kept {
-        return text(StatusCode::UNAUTHORIZED, "incorrect CSRF token");
+        return Some(text(StatusCode::UNAUTHORIZED, "incorrect CSRF token"));
     }
     let json_body = req
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes() == b"application/json");
     if !json_body {
-        return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Request must be JSON");
+        return Some(text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Request must be JSON",
+        ));
+    }
+    None
+}
+
+/// `/stream/open/{method}`, `/stream/{id}/send`, `/stream/{id}/close` (POST, as `invoke/`)
+/// and `/stream/{id}/events` (GET).
+async fn stream_route(
+    ui: &Arc<Ui>,
+    req: &Request<Bytes>,
+    m: &Method,
+    rest: &str,
+) -> Response<Bytes> {
+    let answer = |r: Result<serde_json::Value, crate::invoke::Refusal>| match r {
+        Ok(v) => json_reply(&v),
+        Err((status, why)) => text(status, why),
+    };
+    if let Some(id) = rest.strip_suffix("/events") {
+        if m != Method::GET {
+            return text(StatusCode::METHOD_NOT_ALLOWED, "");
+        }
+        let from = query(req, "from").and_then(|v| v.parse().ok()).unwrap_or(0);
+        return answer(stream::events(ui, id, from).await);
+    }
+    if let Some(r) = refused_post(req, m) {
+        return r;
+    }
+    if let Some(name) = rest.strip_prefix("open/") {
+        let Some(method) = ui.method(name) else {
+            return text(StatusCode::NOT_FOUND, "404 page not found");
+        };
+        return answer(stream::open(ui, method, req.body()).await);
+    }
+    match rest.rsplit_once('/') {
+        Some((id, "send")) => answer(stream::send(ui, id, req.body()).await),
+        Some((id, "close")) => answer(stream::close(ui, id).await),
+        _ => text(StatusCode::NOT_FOUND, "404 page not found"),
+    }
+}
+
+async fn invoke_route(ui: &Ui, req: &Request<Bytes>, m: &Method, name: &str) -> Response<Bytes> {
+    if let Some(r) = refused_post(req, m) {
+        return r;
     }
     let Some(method) = ui.method(name) else {
         return text(StatusCode::NOT_FOUND, "404 page not found");

@@ -36,6 +36,8 @@ pub(crate) struct Ui {
     pub target: String,
     /// The connection, once dialled.
     pub conn: Mutex<Option<Conn>>,
+    /// The streams open live (`stream`).
+    pub streams: crate::stream::Streams,
 }
 
 impl Ui {

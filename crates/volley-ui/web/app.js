@@ -2,7 +2,9 @@
 // Reads the method list the server put in #config, asks `metadata?method=` for the request's
 // schema, builds a form from it (nested messages, repeated fields, maps, oneofs, enums, the
 // well-known types as JSON), checks each value against its field before any call, and sends
-// grpcui's `invoke/` request with the CSRF token its cookie holds.
+// grpcui's `invoke/` request with the CSRF token its cookie holds. A streaming method can also
+// be opened live (volley's `stream/` routes): messages sent one by one, replies shown as they
+// come.
 "use strict";
 
 const config = JSON.parse(document.getElementById("config").textContent);
@@ -21,6 +23,7 @@ const el = (tag, attrs = {}, ...kids) => {
 let schema = null; // the method's /metadata reply
 let root = null; // the form's root message editor
 let pending = []; // a client stream's messages added so far
+let live = null; // the stream open live: {id, from, sent, started}
 
 // ---- the value checks: each returns the value to send, or throws the reason ----
 
@@ -235,6 +238,111 @@ async function load() {
   $("pending").replaceChildren();
   $("stream").hidden = !schema.requestStream;
   $("json").value = "{}";
+  live = null;
+  $("live").hidden = !(m.clientStreaming || m.serverStreaming);
+  liveButtons(false);
+  $("live-state").textContent = "";
+}
+
+// ---- streams live: open, send one by one, end; replies read as they come ----
+
+function liveButtons(open) {
+  $("live-open").disabled = open;
+  $("live-send").disabled = !open || !schema.requestStream;
+  $("live-close").disabled = !open || !schema.requestStream;
+}
+
+async function post(path, body) {
+  const r = await fetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-grpcui-csrf-token": cookie("_grpcui_csrf_token") },
+    body: JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!r.ok) throw text.trim() || `HTTP ${r.status}`;
+  return JSON.parse(text);
+}
+
+function failed(why) {
+  $("status").className = "error";
+  $("status").textContent = why;
+}
+
+async function liveOpen() {
+  const m = selected();
+  let first = [];
+  if (!schema.requestStream) {
+    try { first = requestData(); } catch (why) { failed(`Not sent: ${why}`); return; }
+  }
+  show({ responses: [], headers: [], trailers: [] });
+  $("status").className = "";
+  $("status").textContent = "";
+  $("timing").textContent = "";
+  const timeout = parseFloat($("timeout").value);
+  let opened;
+  try {
+    opened = await post(`stream/open/${m.service}.${m.method}`,
+      { metadata: metadataRows(), data: first, timeout_seconds: isNaN(timeout) ? 0 : timeout });
+  } catch (why) { failed(why); return; }
+  live = { id: opened.id, from: 0, sent: 0, started: performance.now() };
+  liveButtons(true);
+  $("live-state").textContent = "open";
+  read(live);
+}
+
+async function read(l) {
+  while (live === l) {
+    let res;
+    try {
+      const r = await fetch(`stream/${l.id}/events?from=${l.from}`);
+      if (!r.ok) throw (await r.text()).trim();
+      res = await r.json();
+    } catch (why) { failed(`${why}`); break; }
+    if (live !== l) break;
+    l.from += res.events.length;
+    for (const ev of res.events) {
+      if (ev.headers) table("headers", ev.headers);
+      if ("message" in ev) {
+        $("messages").append(el("pre", { class: ev.isError ? "error" : "message" }, JSON.stringify(ev.message, null, 2)));
+      }
+      if (ev.end) {
+        show({ error: ev.end.error, responses: null, headers: null, trailers: ev.end.trailers, keep: true });
+        $("timing").textContent = `${(performance.now() - l.started).toFixed(1)} ms`;
+      }
+    }
+    $("live-state").textContent = res.done ? "ended" : `open: ${l.sent} sent, ${$("messages").children.length} received`;
+    if (res.done) {
+      live = null;
+      liveButtons(false);
+      break;
+    }
+  }
+}
+
+async function liveSend() {
+  const l = live;
+  if (!l) return;
+  let v;
+  try {
+    // The message on the form (or the JSON tab's last): the one to send now.
+    const d = $("json").hidden ? [root.value() || {}] : requestData();
+    v = d[d.length - 1];
+  } catch (why) { failed(`Not sent: ${why}`); return; }
+  try {
+    const r = await post(`stream/${l.id}/send`, { data: v });
+    if (r.error) { failed(`${r.error.name} (${r.error.code}): ${r.error.message}`); return; }
+    l.sent += 1;
+    $("pending").append(el("li", { class: "sent" }, JSON.stringify(v)));
+    $("live-state").textContent = `open: ${l.sent} sent, ${$("messages").children.length} received`;
+  } catch (why) { failed(`Not sent: ${why}`); }
+}
+
+async function liveClose() {
+  const l = live;
+  if (!l) return;
+  try { await post(`stream/${l.id}/close`, {}); } catch (why) { failed(`${why}`); return; }
+  $("live-send").disabled = true;
+  $("live-close").disabled = true;
 }
 
 function addRow(name = "", value = "") {
@@ -315,6 +423,12 @@ function show(res) {
     $("status").className = "ok";
     $("status").textContent = "OK";
   }
+  if (res.keep) {
+    // A live stream's end: its replies are on the page already.
+    $("details").replaceChildren(...((res.error && res.error.details) || []).map((d) => el("pre", { class: "detail" }, JSON.stringify(d.message, null, 2))));
+    table("trailers", res.trailers);
+    return;
+  }
   $("messages").replaceChildren(...(res.responses || []).map((x) => el("pre", { class: x.isError ? "error" : "message" }, JSON.stringify(x.message, null, 2))));
   $("details").replaceChildren(...((res.error && res.error.details) || []).map((d) => el("pre", { class: "detail" }, JSON.stringify(d.message, null, 2))));
   table("headers", res.headers);
@@ -365,6 +479,9 @@ $("add-message").addEventListener("click", () => {
   }
 });
 $("invoke").addEventListener("click", invoke);
+$("live-open").addEventListener("click", liveOpen);
+$("live-send").addEventListener("click", liveSend);
+$("live-close").addEventListener("click", liveClose);
 $("copy-grpcurl").addEventListener("click", () => copy("grpcurl"));
 $("copy-volley").addEventListener("click", () => copy("volley call"));
 fill();

@@ -301,6 +301,14 @@ fn page_calls_over(target: &str, protocol: &str) {
     // base64 of 1, 2 and 3 zero bytes: 4 characters each.
     assert_eq!(sizes("stream"), [4, 4], "{seen}");
     assert_eq!(sizes("bidi"), [4, 4, 4], "{seen}");
+    // Live: each reply on the page before the next message was sent (1, 2, 3 zero bytes).
+    assert_eq!(
+        seen["live"]["afterEach"],
+        json!([["AA=="], ["AA==", "AAA="], ["AA==", "AAA=", "AAAA"]]),
+        "{protocol}: {seen}"
+    );
+    assert_eq!(seen["live"]["statusWhileOpen"], "", "{seen}");
+    assert_eq!(seen["live"]["status"], "OK", "{protocol}: {seen}");
     assert!(
         seen["logged"]
             .as_array()
@@ -371,4 +379,91 @@ fn with_a_ui_token_every_route_answers_to_it() {
         &format!("{}metadata?method=api.Users.Get", ui.url),
     );
     assert_eq!(code, 200);
+}
+
+/// `node test/mock.mjs ARGS` in examples/browser: what the page showed.
+fn mock_page(args: &[&str]) -> Value {
+    let out = ok_stdout(
+        Command::new(tool("node"))
+            .arg("test/mock.mjs")
+            .args(args)
+            .current_dir(workspace().join("examples/browser")),
+    );
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn the_mock_s_page_adds_a_stub_shows_its_calls_and_the_nearest_stub_of_a_miss() {
+    assert!(
+        workspace()
+            .join("examples/browser/node_modules/puppeteer-core")
+            .is_dir(),
+        "examples/browser is not installed: run scripts/install-test-tools"
+    );
+    let dir = TempDir::new("mock-page");
+    let file = dir.write(
+        "stubs/one.json",
+        // Another method's stub, never called: listed unused (and not the nearest of a Get).
+        r#"{"service": "api.Users", "method": "List", "input": {"matches": {}},
+            "output": {"stream": [{"id": "1", "name": "One"}]}}"#,
+    );
+    let mut cmd = VOLLEY.command(&[
+        "mock",
+        "--threads",
+        "1",
+        "--admin-token",
+        "s3cret",
+        "--stub",
+        &file.display().to_string(),
+    ]);
+    cmd.arg("proto/api/users.proto").current_dir(workspace());
+    let mock = support::Mock::start(cmd);
+    // The page answers to the admin token, as every admin route does.
+    let (_, code) = mock.admin(&[], "/ui");
+    assert_eq!(code, 401);
+    let (_, code) = mock.admin(&[], "/ui?token=wrong");
+    assert_eq!(code, 401);
+    let url = format!("http://{}/ui?token=s3cret", mock.admin);
+
+    let added = mock_page(&[
+        "add",
+        &url,
+        r#"{"service": "api.Users", "method": "Get", "input": {"equals": {"id": 7}}, "output": {"data": {"id": "7", "name": "Seven"}}}"#,
+    ]);
+    assert!(
+        added["message"].as_str().unwrap().starts_with("saved "),
+        "{added}"
+    );
+    // Called with grpcurl: the new stub answers id 7; id 8 matches nothing.
+    let (ok, out) = support::grpcurl(&mock.target(), &["-d", r#"{"id": 7}"#], "api.Users/Get");
+    assert!(ok && out.contains("Seven"), "{out}");
+    let (ok, out) = support::grpcurl(&mock.target(), &["-d", r#"{"id": 8}"#], "api.Users/Get");
+    assert!(!ok && out.contains("NotFound"), "{out}");
+
+    let shots = TempDir::new("mock-shots");
+    let shots_dir = std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path(""));
+    let seen = mock_page(&["see", &url, &shots_dir]);
+    let new_id = added["message"].as_str().unwrap()["saved ".len()..].to_owned();
+    let stubs = seen["stubs"].as_array().unwrap();
+    assert_eq!(stubs.len(), 2, "{seen}");
+    let row = |id: &str| stubs.iter().find(|s| s["id"] == id).cloned();
+    let new = row(&new_id).unwrap_or_else(|| panic!("{new_id} listed: {seen}"));
+    assert_eq!((new["matched"].as_str(), new["unused"].as_bool()), (Some("1"), Some(false)), "{seen}");
+    let old = stubs.iter().find(|s| s["id"] != new_id.as_str()).unwrap();
+    assert_eq!((old["matched"].as_str(), old["unused"].as_bool()), (Some("0"), Some(true)), "{seen}");
+    // Newest first: the miss, then the call the new stub answered.
+    let calls = seen["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{seen}");
+    assert_eq!((calls[0]["status"].as_str(), calls[0]["stub"].as_str()), (Some("NotFound"), Some("")), "{seen}");
+    assert_eq!(calls[0]["nearest"], new_id.as_str(), "{seen}");
+    assert_eq!(calls[0]["misses"], json!(["id: equals 7, got 8"]), "{seen}");
+    assert_eq!((calls[1]["status"].as_str(), calls[1]["stub"].as_str()), (Some("OK"), Some(new_id.as_str())), "{seen}");
+    // Deleted from its row: gone from the admin API too.
+    assert_eq!(seen["deleted"], new_id.as_str(), "{seen}");
+    let (listed, code) = mock.admin(&["-H", "authorization: Bearer s3cret"], "/api/stubs");
+    assert_eq!(code, 200);
+    assert!(!listed.contains(&new_id), "{listed}");
+    for s in [&added, &seen] {
+        assert_eq!(s["logged"], json!([]), "{s}");
+    }
 }

@@ -97,6 +97,30 @@ try {
   }
   seen.bidi = await invoke();
   await shot("bidi");
+
+  // The same bidi stream live: each message sent alone, its reply read before the next is sent.
+  await pick("grpc.testing.TestService", "FullDuplexCall");
+  await page.click(`${field("response_parameters")} > span > button`);
+  const [item] = await page.$$(`${field("response_parameters")} .item`);
+  await (await item.$("legend input")).click();
+  const size = `${field("response_parameters")} .item [data-field="size"] input`;
+  await page.click("#live-open");
+  await page.waitForFunction(() => document.getElementById("live-state").textContent.startsWith("open"), { timeout: 10_000 });
+  seen.live = { afterEach: [] };
+  for (const n of ["1", "2", "3"]) {
+    await page.$eval(size, (i) => { i.value = ""; });
+    await page.type(size, n);
+    await page.click("#live-send");
+    const want = seen.live.afterEach.length + 1;
+    await page.waitForFunction((k) => document.querySelectorAll("#messages pre").length >= k, { timeout: 10_000 }, want);
+    seen.live.afterEach.push(await page.$$eval("#messages pre", (ps) => ps.map((p) => JSON.parse(p.textContent).payload.body)));
+    seen.live.statusWhileOpen = await page.$eval("#status", (s) => s.textContent);
+  }
+  await page.click("#live-close");
+  await page.waitForFunction(() => document.getElementById("live-state").textContent === "ended", { timeout: 10_000 });
+  seen.live.status = await page.$eval("#status", (s) => s.textContent);
+  seen.live.trailers = await page.$$eval("#trailers tr", (rows) => rows.length);
+  await shot("bidi-live");
   console.log(JSON.stringify(seen));
 } catch (e) {
   console.error(`ui: ${e.message}`);

@@ -49,9 +49,17 @@ pub struct Live {
 /// Empty (and untouched per call) when nothing watches the run.
 #[derive(Default)]
 pub(crate) struct Slots {
-    intervals: Vec<Mutex<Interval>>,
-    started: AtomicU64,
+    intervals: Vec<Slot>,
     lag_ns: AtomicU64,
+}
+
+/// One engine thread's: its interval, and the calls it has started.
+struct Slot {
+    interval: Mutex<Interval>,
+    /// Written by its thread alone (a current-thread runtime), read by the watch loop: a load
+    /// and a store, not a shared read-modify-write (one locked instruction less per call, and
+    /// no cache line that every thread writes).
+    started: AtomicU64,
 }
 
 impl Slots {
@@ -59,7 +67,10 @@ impl Slots {
     pub(crate) fn new(threads: usize, methods: usize) -> Slots {
         Slots {
             intervals: (0..threads)
-                .map(|_| Mutex::new(Interval::new(methods)))
+                .map(|_| Slot {
+                    interval: Mutex::new(Interval::new(methods)),
+                    started: AtomicU64::new(0),
+                })
                 .collect(),
             ..Slots::default()
         }
@@ -71,12 +82,22 @@ impl Slots {
         !self.intervals.is_empty()
     }
 
-    /// Thread `t`'s slot, when something watches; counts a call started.
+    /// Thread `t`'s slot, when something watches; counts a call started (only thread `t` calls
+    /// this with `t`).
     #[inline]
     pub(crate) fn start_call(&self, t: usize) -> Option<&Mutex<Interval>> {
         let slot = self.intervals.get(t)?;
-        self.started.fetch_add(1, Ordering::Relaxed);
-        Some(slot)
+        let n = slot.started.load(Ordering::Relaxed);
+        slot.started.store(n + 1, Ordering::Relaxed);
+        Some(&slot.interval)
+    }
+
+    /// Calls started so far, over every thread.
+    fn started(&self) -> u64 {
+        self.intervals
+            .iter()
+            .map(|s| s.started.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Notes how late a paced send was.
@@ -148,7 +169,7 @@ impl Watch {
         if last || now - self.last_take >= take_every {
             let (calls, statuses) = (self.merged.all.calls, self.merged.all.statuses);
             for slot in &slots.intervals {
-                self.merged.take_from(&mut slot.lock().unwrap());
+                self.merged.take_from(&mut slot.interval.lock().unwrap());
             }
             self.calls += self.merged.all.calls - calls;
             for (total, (after, before)) in self
@@ -183,7 +204,7 @@ impl Watch {
     fn tick(&mut self, slots: &Slots, now: Instant, last: bool) -> Tick {
         let cpu = process_cpu_time();
         let elapsed = now - self.start;
-        let started = slots.started.load(Ordering::Relaxed);
+        let started = slots.started();
         self.ticked += self.merged.all.calls;
         let tick = Tick::new(
             &self.merged,

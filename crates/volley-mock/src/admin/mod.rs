@@ -1,8 +1,10 @@
 //! GripMock's admin API served: on `volley mock`'s admin port (and `volley serve
 //! --admin-addr`), every route, on volley-server's side server; on `volley serve`'s calls' port,
 //! its exact paths (no `{id}` routes), under that port's interceptors (`--require-token`).
-//! Stubs added apply to the next call.
+//! Stubs added apply to the next call. The admin port also serves the mock's page (`page`,
+//! `GET /ui`), which reads and changes the stubs through this API, under the same token.
 
+mod page;
 mod routes;
 
 use std::net::SocketAddr;
@@ -62,10 +64,16 @@ pub fn serve(
 ) -> Result<SocketAddr, MockError> {
     let mut side = SideServer::new("volley-admin").max_body(MAX_BODY);
     if let Some(t) = token {
-        side = side.guard(BearerToken::new(t));
+        // The page checks the token itself: a browser opening it sends the link's `?token=`,
+        // not a header (the page then sends the header on every API request).
+        side = side.guard(BearerToken::new(t).open_endpoint(page::PATH));
     }
+    let token: Option<std::sync::Arc<str>> = token.map(Into::into);
     let bound = side.spawn(listener, move |req| {
-        std::future::ready(respond(&stubs, &req))
+        std::future::ready(match req.uri().path() == page::PATH {
+            true => page::respond(&req, token.as_deref()),
+            false => respond(&stubs, &req),
+        })
     })?;
     Ok(bound)
 }

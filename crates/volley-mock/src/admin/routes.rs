@@ -158,10 +158,18 @@ fn list(stubs: &Stubs, query: &str, keep: impl Fn(&Stub) -> bool) -> http::Respo
         })
         .collect();
     let total = matching.len();
+    // volley's `counts=true`: how many calls each stub answered (the mock's page shows it).
+    let counts = param(query, "counts").is_some_and(|v| v == "true");
     counted(
         page(matching, query)
             .into_iter()
-            .map(|s| shown(s))
+            .map(|s| {
+                let mut v = shown(s);
+                if counts {
+                    v["matchCount"] = s.matched.load(std::sync::atomic::Ordering::Relaxed).into();
+                }
+                v
+            })
             .collect(),
         total,
     )
@@ -290,9 +298,29 @@ fn history(stubs: &Stubs, query: &str) -> http::Response<Bytes> {
             && method.as_deref().is_none_or(|m| c.method == m)
             && (!errors || c.code != volley_server::Code::Ok)
     };
-    let all = stubs.inner().history.list(keep);
-    let total = all.len();
-    counted(page(all, query), total)
+    let number = |k: &str, default: usize| {
+        param(query, k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    // volley's `nearest=true`: each call no stub matched carries the stub nearest to it and the
+    // conditions it missed (the mock's page shows them).
+    let nearest = param(query, "nearest").is_some_and(|v| v == "true");
+    let add = |c: &crate::history::Call, v: &mut Value| {
+        if !nearest || c.stub.is_some() || c.code != volley_server::Code::NotFound {
+            return;
+        }
+        let method = format!("{}.{}", c.service, c.method);
+        if let Some((id, misses)) = stubs.nearest(&method, &c.session, c.requests.last()) {
+            v["nearest"] = json!({"stubId": id.to_string(), "misses": misses});
+        }
+    };
+    let (list, total) =
+        stubs
+            .inner()
+            .history
+            .page(keep, number("offset", 0), number("limit", usize::MAX), add);
+    counted(list, total)
 }
 
 fn verify(stubs: &Stubs, body: &[u8]) -> http::Response<Bytes> {

@@ -31,6 +31,50 @@ impl InputMatcher {
             && (self.any_of.is_empty() || self.any_of.iter().any(|m| m.matches(msg)))
     }
 
+    /// Each condition `msg` does not meet, as the mock's page shows it: `{"field", "rule",
+    /// "want" (as the stub wrote it), "got" (the request's value)}`; an `anyOf` none of whose
+    /// members holds is one entry without a field.
+    pub(crate) fn misses(&self, msg: &DynamicMessage) -> Vec<serde_json::Value> {
+        let got = crate::notfound::request_map(msg);
+        let miss = |rule: &str, fd: &FieldDescriptor| {
+            let want = self
+                .shown
+                .iter()
+                .find(|(n, _)| *n == rule)
+                .and_then(|(_, b)| b.get(fd.name()).or_else(|| b.get(fd.json_name())))
+                .cloned()
+                .unwrap_or_default();
+            serde_json::json!({
+                "field": fd.name(),
+                "rule": rule,
+                "want": want,
+                "got": got.get(fd.name()).cloned().unwrap_or_default(),
+            })
+        };
+        let mut out = Vec::new();
+        for (fd, e) in &self.equals {
+            if !value::equals(e, &msg.get_field(fd), self.ignore_order) {
+                out.push(miss("equals", fd));
+            }
+        }
+        for (fd, e) in &self.contains {
+            if !value::contains(e, &msg.get_field(fd)) {
+                out.push(miss("contains", fd));
+            }
+        }
+        for (rule, list) in [("matches", &self.matches), ("glob", &self.glob)] {
+            for (fd, p) in list {
+                if !value::field_pattern(p, msg, fd) {
+                    out.push(miss(rule, fd));
+                }
+            }
+        }
+        if !self.any_of.is_empty() && !self.any_of.iter().any(|m| m.matches(msg)) {
+            out.push(serde_json::json!({"rule": "anyOf", "want": "one of its members"}));
+        }
+        out
+    }
+
     fn keys(&self) -> impl Iterator<Item = &FieldDescriptor> {
         self.equals
             .iter()
