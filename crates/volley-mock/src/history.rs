@@ -139,18 +139,17 @@ impl History {
     ) -> (Vec<Value>, usize) {
         let g = self.calls.lock().unwrap_or_else(|p| p.into_inner());
         let total = g.0.iter().filter(|(_, c)| keep(c)).count();
-        let page = g
-            .0
-            .iter()
-            .filter(|(_, c)| keep(c))
-            .skip(offset)
-            .take(limit)
-            .map(|(_, c)| {
-                let mut v = c.json();
-                add(c, &mut v);
-                v
-            })
-            .collect();
+        let page =
+            g.0.iter()
+                .filter(|(_, c)| keep(c))
+                .skip(offset)
+                .take(limit)
+                .map(|(_, c)| {
+                    let mut v = c.json();
+                    add(c, &mut v);
+                    v
+                })
+                .collect();
         (page, total)
     }
 

@@ -125,11 +125,12 @@ impl Stubs {
         let table = self.current();
         let ms = table.methods.get(method)?;
         let (_, stub) = self.closest(ms, session, msg)?;
+        let got = msg.map(notfound::request_map).unwrap_or_default();
         let misses = match (&stub.input, msg) {
-            (Input::One(m), Some(r)) => m.misses(r),
+            (Input::One(m), Some(r)) => m.misses(r, &got),
             (Input::Each(list), Some(r)) => list
                 .iter()
-                .map(|m| m.misses(r))
+                .map(|m| m.misses(r, &got))
                 .min_by_key(Vec::len)
                 .unwrap_or_default(),
             _ => Vec::new(),

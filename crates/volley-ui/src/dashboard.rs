@@ -93,7 +93,9 @@ impl Board {
                 (StatusCode::OK, "text/html; charset=utf-8", self.export())
             }
             // No icon: an empty answer rather than a 404 in the browser's console.
-            (&Method::GET, "/favicon.ico") => (StatusCode::NO_CONTENT, "image/x-icon", String::new()),
+            (&Method::GET, "/favicon.ico") => {
+                (StatusCode::NO_CONTENT, "image/x-icon", String::new())
+            }
             (&Method::GET, _) => (
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
@@ -159,15 +161,27 @@ mod tests {
         let d: Value = serde_json::from_slice(get(&b, "/data?from=1").body()).unwrap();
         assert_eq!(d["ticks"].as_array().unwrap().len(), 1);
         assert_eq!(d["ticks"][0]["calls"], 4);
-        assert_eq!((d["done"].as_bool(), d["run"]["call"].as_str()), (Some(true), Some("a.B/C")));
+        assert_eq!(
+            (d["done"].as_bool(), d["run"]["call"].as_str()),
+            (Some(true), Some("a.B/C"))
+        );
         let past: Value = serde_json::from_slice(get(&b, "/data?from=9").body()).unwrap();
         assert_eq!(past["ticks"].as_array().unwrap().len(), 0);
         let page = b.export();
         assert!(!page.contains(DATA_MARK));
         assert!(page.contains(r#""calls":3"#) && page.contains(r#"<\/script>"#));
-        assert_eq!(page.matches("</script>").count(), 1, "only the page's own closes");
+        assert_eq!(
+            page.matches("</script>").count(),
+            1,
+            "only the page's own closes"
+        );
         let r = get(&b, "/report");
-        assert!(r.headers()[header::CONTENT_DISPOSITION].to_str().unwrap().contains("attachment"));
+        assert!(
+            r.headers()[header::CONTENT_DISPOSITION]
+                .to_str()
+                .unwrap()
+                .contains("attachment")
+        );
         assert_eq!(get(&b, "/nothing").status(), StatusCode::NOT_FOUND);
     }
 }

@@ -120,7 +120,6 @@ async fn serve(a: UiArgs, stop: impl Future<Output = ()> + Send) -> Result<(), U
         emit_defaults: a.emit_defaults,
         target: a.address.clone(),
         conn: tokio::sync::Mutex::new(None),
-        streams: stream::Streams::default(),
     });
     let listener = tokio::net::TcpListener::bind((a.bind.as_str(), a.port))
         .await
@@ -145,11 +144,12 @@ async fn serve(a: UiArgs, stop: impl Future<Output = ()> + Send) -> Result<(), U
     if a.open_browser {
         let _ = std::process::Command::new("xdg-open").arg(&url).spawn();
     }
+    let streams = Arc::new(stream::Streams::default());
     volley_server::side::SideServer::new("volley-ui")
         .max_body(16 << 20)
         .serve(
             listener,
-            move |req| server::respond(ui.clone(), token.clone(), req),
+            move |req| server::respond(ui.clone(), streams.clone(), token.clone(), req),
             stop,
         )
         .await;

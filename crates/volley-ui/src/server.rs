@@ -118,6 +118,7 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
 /// The answer to one request of the page.
 pub(crate) async fn respond(
     ui: Arc<Ui>,
+    streams: Arc<stream::Streams>,
     token: Option<Arc<str>>,
     req: Request<Bytes>,
 ) -> Response<Bytes> {
@@ -156,7 +157,9 @@ pub(crate) async fn respond(
         (m, p) if p.starts_with("/invoke/") => {
             invoke_route(&ui, &req, &m, &p["/invoke/".len()..]).await
         }
-        (m, p) if p.starts_with("/stream/") => stream_route(&ui, &req, &m, &p["/stream/".len()..]).await,
+        (m, p) if p.starts_with("/stream/") => {
+            stream_route(&ui, &streams, &req, &m, &p["/stream/".len()..]).await
+        }
         _ => text(StatusCode::NOT_FOUND, "404 page not found"),
     };
     if let Some(t) = token.as_deref().filter(|_| query(&req, "token").is_some()) {
@@ -205,6 +208,7 @@ fn refused_post(req: &Request<Bytes>, m: &Method) -> Option<Response<Bytes>> {
 /// and `/stream/{id}/events` (GET).
 async fn stream_route(
     ui: &Arc<Ui>,
+    streams: &stream::Streams,
     req: &Request<Bytes>,
     m: &Method,
     rest: &str,
@@ -218,7 +222,7 @@ async fn stream_route(
             return text(StatusCode::METHOD_NOT_ALLOWED, "");
         }
         let from = query(req, "from").and_then(|v| v.parse().ok()).unwrap_or(0);
-        return answer(stream::events(ui, id, from).await);
+        return answer(stream::events(streams, id, from).await);
     }
     if let Some(r) = refused_post(req, m) {
         return r;
@@ -227,11 +231,11 @@ async fn stream_route(
         let Some(method) = ui.method(name) else {
             return text(StatusCode::NOT_FOUND, "404 page not found");
         };
-        return answer(stream::open(ui, method, req.body()).await);
+        return answer(stream::open(streams, ui, method, req.body()).await);
     }
     match rest.rsplit_once('/') {
-        Some((id, "send")) => answer(stream::send(ui, id, req.body()).await),
-        Some((id, "close")) => answer(stream::close(ui, id).await),
+        Some((id, "send")) => answer(stream::send(streams, ui, id, req.body()).await),
+        Some((id, "close")) => answer(stream::close(streams, id).await),
         _ => text(StatusCode::NOT_FOUND, "404 page not found"),
     }
 }

@@ -36,8 +36,6 @@ pub(crate) struct Ui {
     pub target: String,
     /// The connection, once dialled.
     pub conn: Mutex<Option<Conn>>,
-    /// The streams open live (`stream`).
-    pub streams: crate::stream::Streams,
 }
 
 impl Ui {

@@ -99,6 +99,7 @@ impl Streams {
 
 /// `POST /stream/open/{method}`.
 pub(crate) async fn open(
+    streams: &Streams,
     ui: &Arc<Ui>,
     method: &MethodDescriptor,
     body: &[u8],
@@ -113,7 +114,7 @@ pub(crate) async fn open(
         done: AtomicBool::new(false),
         changed: Notify::new(),
     });
-    let id = ui.streams.keep(live.clone())?;
+    let id = streams.keep(live.clone())?;
     let mut call = match Call::open(&conn.conn, &head).await {
         Ok(c) => c,
         Err(st) => {
@@ -151,12 +152,12 @@ async fn read(ui: &Ui, live: &Live, mut call: Call) {
     live.push(json!({"headers": shown(&headers)}));
     let failed = loop {
         match call.message().await {
-            Ok(Some(bytes)) => live.push(
-                match DynamicMessage::decode(live.method.output(), bytes) {
+            Ok(Some(bytes)) => {
+                live.push(match DynamicMessage::decode(live.method.output(), bytes) {
                     Ok(m) => json!({"message": json_of(ui, &m)}),
                     Err(e) => json!({"message": e.to_string(), "isError": true}),
-                },
-            ),
+                })
+            }
             Ok(None) => break None,
             Err(st) => break Some(st),
         }
@@ -172,10 +173,19 @@ async fn read(ui: &Ui, live: &Live, mut call: Call) {
 }
 
 /// `POST /stream/{id}/send`.
-pub(crate) async fn send(ui: &Ui, id: &str, body: &[u8]) -> Result<Value, Refusal> {
-    let live = ui.streams.get(id)?;
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| (StatusCode::BAD_REQUEST, format!("Failed to parse JSON: {e}")))?;
+pub(crate) async fn send(
+    streams: &Streams,
+    ui: &Ui,
+    id: &str,
+    body: &[u8],
+) -> Result<Value, Refusal> {
+    let live = streams.get(id)?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        (
+            StatusCode::BAD_REQUEST,
+            format!("Failed to parse JSON: {e}"),
+        )
+    })?;
     let data = v.get("data").cloned().unwrap_or_else(|| json!({}));
     let msg = DynamicMessage::deserialize_with_options(
         live.method.input(),
@@ -186,7 +196,10 @@ pub(crate) async fn send(ui: &Ui, id: &str, body: &[u8]) -> Result<Value, Refusa
     if !live.method.is_client_streaming() {
         return Err((
             StatusCode::BAD_REQUEST,
-            format!("{} takes one request: it was sent when the stream opened", live.method.full_name()),
+            format!(
+                "{} takes one request: it was sent when the stream opened",
+                live.method.full_name()
+            ),
         ));
     }
     let mut sender = live.sender.lock().await;
@@ -197,15 +210,15 @@ pub(crate) async fn send(ui: &Ui, id: &str, body: &[u8]) -> Result<Value, Refusa
 }
 
 /// `POST /stream/{id}/close`.
-pub(crate) async fn close(ui: &Ui, id: &str) -> Result<Value, Refusal> {
-    let live = ui.streams.get(id)?;
+pub(crate) async fn close(streams: &Streams, id: &str) -> Result<Value, Refusal> {
+    let live = streams.get(id)?;
     live.sender.lock().await.close();
     Ok(json!({}))
 }
 
 /// `GET /stream/{id}/events?from=N`.
-pub(crate) async fn events(ui: &Ui, id: &str, from: usize) -> Result<Value, Refusal> {
-    let live = ui.streams.get(id)?;
+pub(crate) async fn events(streams: &Streams, id: &str, from: usize) -> Result<Value, Refusal> {
+    let live = streams.get(id)?;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         // Asked for before looking, so that an event pushed in between still wakes it.
@@ -215,12 +228,15 @@ pub(crate) async fn events(ui: &Ui, id: &str, from: usize) -> Result<Value, Refu
         let done = live.done.load(Ordering::Acquire);
         let (new, total) = {
             let events = live.events.lock().unwrap_or_else(|p| p.into_inner());
-            (events.get(from..).unwrap_or_default().to_vec(), events.len())
+            (
+                events.get(from..).unwrap_or_default().to_vec(),
+                events.len(),
+            )
         };
         if !new.is_empty() || done {
             if done && from + new.len() >= total {
                 // Read to its end: forgotten.
-                let mut open = ui.streams.open.lock().unwrap_or_else(|p| p.into_inner());
+                let mut open = streams.open.lock().unwrap_or_else(|p| p.into_inner());
                 if let Ok(id) = id.parse::<u64>() {
                     open.remove(&id);
                 }

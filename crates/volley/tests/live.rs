@@ -400,7 +400,10 @@ fn the_dashboard_in_chromium_shows_the_run_live_and_ends_equal_to_the_report() {
         let v = &seen[view];
         assert_eq!(v["state"], "finished", "{view}: {seen}");
         assert_eq!(v["calls"].as_u64(), Some(count), "{view}: {seen}");
-        assert_eq!(v["statuses"], report["statusCodeDistribution"], "{view}: {seen}");
+        assert_eq!(
+            v["statuses"], report["statusCodeDistribution"],
+            "{view}: {seen}"
+        );
         for m in report["methods"].as_array().unwrap() {
             let call = m["call"].as_str().unwrap();
             assert_eq!(v["methods"][call], m["count"], "{view} {call}: {seen}");
@@ -408,9 +411,16 @@ fn the_dashboard_in_chromium_shows_the_run_live_and_ends_equal_to_the_report() {
         // Four charts, each line with a point per tick (4 s at 500 ms: 8 or 9).
         let lines = v["lines"].as_array().unwrap();
         assert!(lines.len() >= 4, "{view}: {seen}");
-        assert!(lines.iter().all(|n| n.as_u64().unwrap() >= 8), "{view}: {seen}");
+        assert!(
+            lines.iter().all(|n| n.as_u64().unwrap() >= 8),
+            "{view}: {seen}"
+        );
     }
-    assert_eq!(seen["exported"]["requests"], serde_json::json!([]), "{seen}");
+    assert_eq!(
+        seen["exported"]["requests"],
+        serde_json::json!([]),
+        "{seen}"
+    );
     assert_eq!(seen["report"]["status"], 200, "{seen}");
     assert_eq!(seen["report"]["html"], true, "{seen}");
     assert!(

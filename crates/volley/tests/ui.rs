@@ -448,16 +448,32 @@ fn the_mock_s_page_adds_a_stub_shows_its_calls_and_the_nearest_stub_of_a_miss() 
     assert_eq!(stubs.len(), 2, "{seen}");
     let row = |id: &str| stubs.iter().find(|s| s["id"] == id).cloned();
     let new = row(&new_id).unwrap_or_else(|| panic!("{new_id} listed: {seen}"));
-    assert_eq!((new["matched"].as_str(), new["unused"].as_bool()), (Some("1"), Some(false)), "{seen}");
+    assert_eq!(
+        (new["matched"].as_str(), new["unused"].as_bool()),
+        (Some("1"), Some(false)),
+        "{seen}"
+    );
     let old = stubs.iter().find(|s| s["id"] != new_id.as_str()).unwrap();
-    assert_eq!((old["matched"].as_str(), old["unused"].as_bool()), (Some("0"), Some(true)), "{seen}");
+    assert_eq!(
+        (old["matched"].as_str(), old["unused"].as_bool()),
+        (Some("0"), Some(true)),
+        "{seen}"
+    );
     // Newest first: the miss, then the call the new stub answered.
     let calls = seen["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 2, "{seen}");
-    assert_eq!((calls[0]["status"].as_str(), calls[0]["stub"].as_str()), (Some("NotFound"), Some("")), "{seen}");
+    assert_eq!(
+        (calls[0]["status"].as_str(), calls[0]["stub"].as_str()),
+        (Some("NotFound"), Some("")),
+        "{seen}"
+    );
     assert_eq!(calls[0]["nearest"], new_id.as_str(), "{seen}");
     assert_eq!(calls[0]["misses"], json!(["id: equals 7, got 8"]), "{seen}");
-    assert_eq!((calls[1]["status"].as_str(), calls[1]["stub"].as_str()), (Some("OK"), Some(new_id.as_str())), "{seen}");
+    assert_eq!(
+        (calls[1]["status"].as_str(), calls[1]["stub"].as_str()),
+        (Some("OK"), Some(new_id.as_str())),
+        "{seen}"
+    );
     // Deleted from its row: gone from the admin API too.
     assert_eq!(seen["deleted"], new_id.as_str(), "{seen}");
     let (listed, code) = mock.admin(&["-H", "authorization: Bearer s3cret"], "/api/stubs");

@@ -340,11 +340,7 @@ pub struct BenchArgs {
     pub dashboard: Option<String>,
     /// Write the dashboard's page with the whole run in it to FILE at the end: one
     /// self-contained HTML file (no --dashboard needed).
-    #[arg(
-        help_heading = "Watch",
-        long = "dashboard-export",
-        value_name = "FILE"
-    )]
+    #[arg(help_heading = "Watch", long = "dashboard-export", value_name = "FILE")]
     pub dashboard_export: Option<PathBuf>,
     /// Keep serving --prometheus-listen and --dashboard this long after the run, for a last
     /// scrape or look [default: 0s].

@@ -67,8 +67,10 @@ pub(crate) fn respond(req: &Request<Bytes>, token: Option<&str>) -> Response<Byt
     }
     let mut r = reply(StatusCode::OK, "text/html; charset=utf-8", PAGE);
     // The token in the link stays out of the logs of pages this one links to.
-    r.headers_mut()
-        .insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    r.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     r
 }
 

@@ -32,10 +32,14 @@ impl InputMatcher {
     }
 
     /// Each condition `msg` does not meet, as the mock's page shows it: `{"field", "rule",
-    /// "want" (as the stub wrote it), "got" (the request's value)}`; an `anyOf` none of whose
-    /// members holds is one entry without a field.
-    pub(crate) fn misses(&self, msg: &DynamicMessage) -> Vec<serde_json::Value> {
-        let got = crate::notfound::request_map(msg);
+    /// "want" (as the stub wrote it), "got" (the request's value, from `got`: the request with
+    /// every field by its .proto name)}`; an `anyOf` none of whose members holds is one entry
+    /// without a field.
+    pub(crate) fn misses(
+        &self,
+        msg: &DynamicMessage,
+        got: &serde_json::Value,
+    ) -> Vec<serde_json::Value> {
         let miss = |rule: &str, fd: &FieldDescriptor| {
             let want = self
                 .shown

@@ -51,13 +51,14 @@ impl Screen {
                 }
             };
             let host = plan.host.as_deref().unwrap_or_default();
-            let board = (watch.dashboard.is_some() || watch.dashboard_export.is_some()).then(|| {
-                Board::new(serde_json::json!({
-                    "call": plan.call,
-                    "host": host,
-                    "methods": plan.mix.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
-                }))
-            });
+            let board =
+                (watch.dashboard.is_some() || watch.dashboard_export.is_some()).then(|| {
+                    Board::new(serde_json::json!({
+                        "call": plan.call,
+                        "host": host,
+                        "methods": plan.mix.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+                    }))
+                });
             if let (Some(addr), Some(b)) = (&watch.dashboard, &board) {
                 let bound = dashboard::serve(addr, b.clone()).map_err(anyhow::Error::msg)?;
                 eprintln!("volley: dashboard on http://{bound}/");
