@@ -2,7 +2,9 @@
 //! with the CSRF cookie and header) answered in grpcui's shapes, and the same requests given to
 //! grpcui itself (built from the Go module proxy) against the same server, the JSON replies
 //! compared; the page driven in headless Chromium as a person would (a scalar, a nested
-//! message, a repeated field, a bidi stream, a value that does not fit).
+//! message, a repeated field, a bidi stream batched and live, a value that does not fit) over
+//! gRPC and Connect against volley's server and over gRPC against grpc-go's interop server; the
+//! mock's page (`/ui` on the admin port) driven the same way.
 
 #[path = "mock_support/mod.rs"]
 mod support;
@@ -247,44 +249,56 @@ fn a_person_calls_methods_from_the_page_in_chromium() {
     let server = VOLLEY.serve(&[]);
     // The same person's calls over gRPC (grpcui's only protocol) and over Connect.
     for protocol in ["grpc", "connect"] {
-        page_calls_over(&server.addr().to_string(), protocol);
+        page_calls_over(&server.addr().to_string(), &["-protocol", protocol], None);
     }
+    // And against grpc-go's interop server (no reflection there: its protos given).
+    let (mut interop, target) = support::interop_server();
+    page_calls_over(
+        &target,
+        &["-import-path", "proto", "-proto", "grpc/testing/test.proto"],
+        Some("interop"),
+    );
+    let _ = interop.kill();
+    let _ = interop.wait();
 }
 
-fn page_calls_over(target: &str, protocol: &str) {
+fn page_calls_over(target: &str, flags: &[&str], peer: Option<&str>) {
     let dir = workspace().join("examples/browser");
-    let ui = volley_ui(target, &["-protocol", protocol]);
-    let shots = TempDir::new(&format!("ui-shots-{protocol}"));
-    let shots_dir = match protocol {
-        "grpc" => std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path("")),
+    let ui = volley_ui(target, flags);
+    let what = format!("{flags:?} {peer:?}");
+    let shots = TempDir::new("ui-shots");
+    let shots_dir = match (flags, peer) {
+        (["-protocol", "grpc"], None) => {
+            std::env::var("VOLLEY_UI_SHOTS").unwrap_or_else(|_| shots.path(""))
+        }
         _ => shots.path(""),
     };
-    let out = ok_stdout(
-        Command::new(tool("node"))
-            .args(["test/ui.mjs", &ui.url, &shots_dir])
-            .current_dir(&dir),
-    );
+    let mut args = vec!["test/ui.mjs", &ui.url, &shots_dir];
+    args.extend(peer);
+    let out = ok_stdout(Command::new(tool("node")).args(args).current_dir(&dir));
     let seen: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(seen["unary"]["status"], "OK", "{protocol}: {seen}");
-    assert_eq!(seen["unary"]["messages"][0]["id"], "7", "{seen}");
-    // Not sent: the field says why.
-    assert_eq!(seen["bad"]["sent"], 0, "{seen}");
-    assert_eq!(
-        seen["bad"]["reason"], "not an integer: int64 takes whole numbers",
-        "{seen}"
-    );
-    assert!(
-        seen["bad"]["status"]
-            .as_str()
-            .unwrap()
-            .starts_with("Not sent: id: "),
-        "{seen}"
-    );
-    assert_eq!(
-        seen["bad"]["messages"],
-        json!([]),
-        "the last call's answer is cleared: {seen}"
-    );
+    if peer.is_none() {
+        assert_eq!(seen["unary"]["status"], "OK", "{what}: {seen}");
+        assert_eq!(seen["unary"]["messages"][0]["id"], "7", "{seen}");
+        // Not sent: the field says why.
+        assert_eq!(seen["bad"]["sent"], 0, "{seen}");
+        assert_eq!(
+            seen["bad"]["reason"], "not an integer: int64 takes whole numbers",
+            "{seen}"
+        );
+        assert!(
+            seen["bad"]["status"]
+                .as_str()
+                .unwrap()
+                .starts_with("Not sent: id: "),
+            "{seen}"
+        );
+        assert_eq!(
+            seen["bad"]["messages"],
+            json!([]),
+            "the last call's answer is cleared: {seen}"
+        );
+    }
     assert_eq!(
         seen["nested"]["messages"][0]["payload"]["body"], "AAAA",
         "{seen}"
@@ -305,10 +319,10 @@ fn page_calls_over(target: &str, protocol: &str) {
     assert_eq!(
         seen["live"]["afterEach"],
         json!([["AA=="], ["AA==", "AAA="], ["AA==", "AAA=", "AAAA"]]),
-        "{protocol}: {seen}"
+        "{what}: {seen}"
     );
     assert_eq!(seen["live"]["statusWhileOpen"], "", "{seen}");
-    assert_eq!(seen["live"]["status"], "OK", "{protocol}: {seen}");
+    assert_eq!(seen["live"]["status"], "OK", "{what}: {seen}");
     assert!(
         seen["logged"]
             .as_array()

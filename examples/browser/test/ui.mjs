@@ -4,9 +4,11 @@
 // Prints one JSON line of what it saw. Usage: node test/ui.mjs PAGE_URL [SCREENSHOT_DIR]
 import puppeteer from "puppeteer-core";
 
-const [url, shots] = process.argv.slice(2);
+// `interop`: the target is grpc-go's interop server (grpc.testing only, no api.Users).
+const [url, shots, target] = process.argv.slice(2);
+const interop = target === "interop";
 if (!url) {
-  console.error("usage: node test/ui.mjs PAGE_URL [SCREENSHOT_DIR]");
+  console.error("usage: node test/ui.mjs PAGE_URL [SCREENSHOT_DIR] [interop]");
   process.exit(2);
 }
 
@@ -45,20 +47,22 @@ try {
   };
   const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true }); };
 
-  // Unary, a scalar field.
-  await pick("api.Users", "Get");
-  await page.type(`${field("id")} input`, "7");
-  seen.unary = await invoke();
-  await shot("unary");
+  if (!interop) {
+    // Unary, a scalar field.
+    await pick("api.Users", "Get");
+    await page.type(`${field("id")} input`, "7");
+    seen.unary = await invoke();
+    await shot("unary");
 
-  // A value that does not fit: marked on its field, nothing sent.
-  const before = seen.invokes;
-  await page.$eval(`${field("id")} input`, (i) => { i.value = ""; });
-  await page.type(`${field("id")} input`, "seven");
-  seen.bad = await invoke();
-  seen.bad.reason = await page.$eval(`${field("id")} .reason`, (r) => r.textContent);
-  seen.bad.sent = seen.invokes - before;
-  await shot("bad-value");
+    // A value that does not fit: marked on its field, nothing sent.
+    const before = seen.invokes;
+    await page.$eval(`${field("id")} input`, (i) => { i.value = ""; });
+    await page.type(`${field("id")} input`, "seven");
+    seen.bad = await invoke();
+    seen.bad.reason = await page.$eval(`${field("id")} .reason`, (r) => r.textContent);
+    seen.bad.sent = seen.invokes - before;
+    await shot("bad-value");
+  }
 
   // A nested message (response_status) and a scalar: an error status with its message.
   await pick("grpc.testing.TestService", "UnaryCall");
