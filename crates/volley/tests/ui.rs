@@ -497,3 +497,43 @@ fn the_mock_s_page_adds_a_stub_shows_its_calls_and_the_nearest_stub_of_a_miss() 
         assert_eq!(s["logged"], json!([]), "{s}");
     }
 }
+
+#[test]
+fn a_target_down_or_on_tls_is_said_on_the_page_in_volley_call_s_words() {
+    let dir = TempDir::new("ui-tls");
+    let tls = VOLLEY.serve(&["--tls-self-signed", "--tls-dir", &dir.path("")]);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let schema = [
+        "-connect-timeout",
+        "1",
+        "-import-path",
+        "proto",
+        "-proto",
+        "api/users.proto",
+    ];
+    for target in [closed, tls.addr().to_string()] {
+        let ui = volley_ui(&target, &schema);
+        let token = csrf(&ui);
+        let (text, code) = invoke(&ui, &token, "api.Users.Get", &json!({"data": [{}]}));
+        let call = VOLLEY
+            .command(&["call", "-plaintext", "-d", "{}"])
+            .args(schema)
+            .args([target.as_str(), "api.Users/Get"])
+            .current_dir(workspace())
+            .output()
+            .unwrap();
+        assert!(!call.status.success());
+        let said = String::from_utf8_lossy(&call.stderr);
+        let first = said.lines().next().unwrap_or_default();
+        assert!(first.starts_with("Failed to dial target host"), "{said}");
+        // The page shows the refusal's text as it is (`invoke()` in app.js).
+        assert_eq!(code, 500, "{text}");
+        assert!(
+            text.starts_with(&format!("Unexpected error: {first}")),
+            "{target}: the page says {text:?}, volley call {first:?}"
+        );
+    }
+}
