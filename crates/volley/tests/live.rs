@@ -130,33 +130,10 @@ fn http_get(addr: &str, path: &str) -> String {
     body.to_owned()
 }
 
-#[test]
-fn a_prometheus_scrape_at_the_end_equals_the_report() {
-    let server = VOLLEY.serve(&[]);
-    let dir = temp_dir("prometheus");
-    let report = dir.join("report.json");
-    let mut child = Command::new(VOLLEY.bin())
-        .args([
-            "bench",
-            "--insecure",
-            "--call",
-            "api.Users.Get:80",
-            "--call",
-            "api.Users.List:20",
-            "-n",
-            "3000",
-            "-c",
-            "20",
-            "--prometheus-listen",
-            "127.0.0.1:0",
-            "--linger",
-            "30s",
-            "-O",
-            "json",
-            "-o",
-            report.to_str().unwrap(),
-            &server.addr().to_string(),
-        ])
+/// Starts `cmd` (stdout dropped, stderr piped) and reads the first line it writes on stderr
+/// (where `volley bench` says where it serves); the rest of stderr is drained.
+fn spawn_for_its_first_line(cmd: &mut Command) -> (std::process::Child, String) {
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -164,8 +141,40 @@ fn a_prometheus_scrape_at_the_end_equals_the_report() {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
+    // The rest read as it comes: a closed pipe would end the process at its next line.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, line.trim().to_owned())
+}
+
+#[test]
+fn a_prometheus_scrape_at_the_end_equals_the_report() {
+    let server = VOLLEY.serve(&[]);
+    let dir = temp_dir("prometheus");
+    let report = dir.join("report.json");
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args([
+        "bench",
+        "--insecure",
+        "--call",
+        "api.Users.Get:80",
+        "--call",
+        "api.Users.List:20",
+        "-n",
+        "3000",
+        "-c",
+        "20",
+        "--prometheus-listen",
+        "127.0.0.1:0",
+        "--linger",
+        "30s",
+        "-O",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+        &server.addr().to_string(),
+    ]);
+    let (mut child, line) = spawn_for_its_first_line(&mut cmd);
     let addr = line
-        .trim()
         .strip_prefix("volley: metrics on http://")
         .and_then(|l| l.strip_suffix("/metrics"))
         .unwrap_or_else(|| panic!("the address line: {line:?}"))
@@ -329,40 +338,33 @@ fn the_dashboard_in_chromium_shows_the_run_live_and_ends_equal_to_the_report() {
     let dir = temp_dir("dashboard");
     let report = dir.join("report.json");
     let exported = dir.join("dashboard.html");
-    let mut child = Command::new(VOLLEY.bin())
-        .args([
-            "bench",
-            "--insecure",
-            "--call",
-            "api.Users.Get:3",
-            "--call",
-            "api.Users.List:1",
-            "--rps",
-            "400",
-            "-z",
-            "4s",
-            "--live-interval",
-            "500ms",
-            "--dashboard=127.0.0.1:0",
-            "--dashboard-export",
-            exported.to_str().unwrap(),
-            "--linger",
-            "60s",
-            "-O",
-            "json",
-            "-o",
-            report.to_str().unwrap(),
-            &server.addr().to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let mut cmd = Command::new(VOLLEY.bin());
+    cmd.args([
+        "bench",
+        "--insecure",
+        "--call",
+        "api.Users.Get:3",
+        "--call",
+        "api.Users.List:1",
+        "--rps",
+        "400",
+        "-z",
+        "4s",
+        "--live-interval",
+        "500ms",
+        "--dashboard=127.0.0.1:0",
+        "--dashboard-export",
+        exported.to_str().unwrap(),
+        "--linger",
+        "60s",
+        "-O",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+        &server.addr().to_string(),
+    ]);
+    let (mut child, line) = spawn_for_its_first_line(&mut cmd);
     let url = line
-        .trim()
         .strip_prefix("volley: dashboard on ")
         .unwrap_or_else(|| panic!("the address line: {line:?}"))
         .to_owned();

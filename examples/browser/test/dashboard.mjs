@@ -3,7 +3,7 @@
 // page's report (the "Save report" link) and opens the file --dashboard-export wrote, offline,
 // reading the same figures off it. Prints one JSON line of what it saw.
 // Usage: node test/dashboard.mjs PAGE_URL EXPORT_FILE [SCREENSHOT_DIR]
-import puppeteer from "puppeteer-core";
+import { launch } from "./chromium.mjs";
 
 const [url, exported, shots] = process.argv.slice(2);
 if (!url || !exported) {
@@ -11,11 +11,7 @@ if (!url || !exported) {
   process.exit(2);
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const seen = { logged: [] };
 const figures = (page) => page.evaluate(() => ({
   state: document.getElementById("state").textContent,

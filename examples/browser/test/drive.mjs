@@ -1,7 +1,7 @@
 // Loads the example page in headless Chromium (Debian's, or $CHROMIUM) and prints, as one JSON
 // line, what the page's calls returned (`window.volleyResults`) and what the browser logged
 // (a CORS refusal is reported there). Usage: node test/drive.mjs PAGE_URL
-import puppeteer from "puppeteer-core";
+import { launch } from "./chromium.mjs";
 
 const url = process.argv[2];
 if (!url) {
@@ -9,12 +9,7 @@ if (!url) {
   process.exit(2);
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   const logged = [];

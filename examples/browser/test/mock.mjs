@@ -5,7 +5,7 @@
 //     then deletes the stub the page added and waits for its row to go.
 //   load URL: opens the page and reports how long it took to show the stubs and the calls.
 // Prints one JSON line of what it saw.
-import puppeteer from "puppeteer-core";
+import { launch } from "./chromium.mjs";
 
 const [phase, url, arg] = process.argv.slice(2);
 if (!["add", "see", "load"].includes(phase) || !url) {
@@ -13,11 +13,7 @@ if (!["add", "see", "load"].includes(phase) || !url) {
   process.exit(2);
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const seen = { logged: [] };
 try {
   const page = await browser.newPage();

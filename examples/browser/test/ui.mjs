@@ -2,7 +2,7 @@
 // form (a scalar, a nested message, a repeated field, a client stream's messages), presses
 // Invoke, and reads the status and replies off the page; marks a bad value before any call.
 // Prints one JSON line of what it saw. Usage: node test/ui.mjs PAGE_URL [SCREENSHOT_DIR]
-import puppeteer from "puppeteer-core";
+import { launch } from "./chromium.mjs";
 
 // `interop`: the target is grpc-go's interop server (grpc.testing only, no api.Users).
 const [url, shots, target] = process.argv.slice(2);
@@ -12,11 +12,7 @@ if (!url) {
   process.exit(2);
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const seen = { logged: [], invokes: 0 };
 try {
   const page = await browser.newPage();
