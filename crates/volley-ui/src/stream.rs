@@ -11,7 +11,9 @@
 //!   up to 10 s for one when there is none yet.
 //!
 //! A task per call reads its replies into the call's events. At most [`MAX_OPEN`] calls are
-//! held; an ended call is dropped once its last event is read, or when room is needed.
+//! held; an ended call is dropped once its last event is read, or when room is needed; a call
+//! whose page has not asked for its events for [`IDLE`] (the tab closed, say) is cancelled then
+//! too.
 
 use std::{
     collections::HashMap,
@@ -37,6 +39,8 @@ use crate::{
 pub(crate) const MAX_OPEN: usize = 16;
 /// How long `events` waits for something new.
 const WAIT: Duration = Duration::from_secs(10);
+/// A call not asked about for this long is abandoned: cancelled when room is needed.
+const IDLE: Duration = Duration::from_secs(60);
 
 /// The live calls of the page.
 #[derive(Default)]
@@ -52,9 +56,34 @@ struct Live {
     events: Mutex<Vec<Value>>,
     done: AtomicBool,
     changed: Notify,
+    /// When the page last asked for its events or sent on it.
+    seen: Mutex<tokio::time::Instant>,
+    /// The task reading its replies, aborted (the call cancelled) when the call is abandoned.
+    reader: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl Live {
+    fn touch(&self) {
+        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = tokio::time::Instant::now();
+    }
+
+    /// Ended, or abandoned by its page (and then cancelled).
+    fn finished(&self) -> bool {
+        if self.done.load(Ordering::Acquire) {
+            return true;
+        }
+        let idle = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+            >= IDLE;
+        if idle && let Some(task) = self.reader.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            task.abort();
+        }
+        idle
+    }
+
     fn push(&self, event: Value) {
         self.events
             .lock()
@@ -83,7 +112,7 @@ impl Streams {
     fn keep(&self, live: Arc<Live>) -> Result<u64, Refusal> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if open.len() >= MAX_OPEN {
-            open.retain(|_, l| !l.done.load(Ordering::Acquire));
+            open.retain(|_, l| !l.finished());
         }
         if open.len() >= MAX_OPEN {
             return Err((
@@ -113,6 +142,8 @@ pub(crate) async fn open(
         events: Mutex::new(Vec::new()),
         done: AtomicBool::new(false),
         changed: Notify::new(),
+        seen: Mutex::new(tokio::time::Instant::now()),
+        reader: Mutex::new(None),
     });
     let id = streams.keep(live.clone())?;
     let mut call = match Call::open(&conn.conn, &head).await {
@@ -142,7 +173,9 @@ pub(crate) async fn open(
         }
     }
     let (ui, reading) = (ui.clone(), live);
-    tokio::spawn(async move { read(&ui, &reading, call).await });
+    let reader = reading.clone();
+    let task = tokio::spawn(async move { read(&ui, &reading, call).await });
+    *reader.reader.lock().unwrap_or_else(|p| p.into_inner()) = Some(task.abort_handle());
     Ok(json!({"id": id.to_string()}))
 }
 
@@ -180,6 +213,7 @@ pub(crate) async fn send(
     body: &[u8],
 ) -> Result<Value, Refusal> {
     let live = streams.get(id)?;
+    live.touch();
     let v: Value = serde_json::from_slice(body).map_err(|e| {
         (
             StatusCode::BAD_REQUEST,
@@ -219,6 +253,7 @@ pub(crate) async fn close(streams: &Streams, id: &str) -> Result<Value, Refusal>
 /// `GET /stream/{id}/events?from=N`.
 pub(crate) async fn events(streams: &Streams, id: &str, from: usize) -> Result<Value, Refusal> {
     let live = streams.get(id)?;
+    live.touch();
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         // Asked for before looking, so that an event pushed in between still wakes it.
@@ -246,5 +281,43 @@ pub(crate) async fn events(streams: &Streams, id: &str, from: usize) -> Result<V
         if tokio::time::timeout_at(deadline, changed).await.is_err() {
             return Ok(json!({"events": [], "done": false}));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost_reflect::DescriptorPool;
+
+    use super::*;
+
+    #[test]
+    fn a_call_its_page_abandoned_makes_room_and_fresh_ones_do_not() {
+        let pool = DescriptorPool::decode(volley_proto::pb::FILE_DESCRIPTOR_SET).unwrap();
+        let method = pool.services().find_map(|s| s.methods().next()).unwrap();
+        let live = |idle_for: Duration| {
+            let seen = tokio::time::Instant::now()
+                .checked_sub(idle_for)
+                .expect("the clock has run past a minute");
+            Arc::new(Live {
+                method: method.clone(),
+                sender: tokio::sync::Mutex::new(Sender::default()),
+                events: Mutex::new(Vec::new()),
+                done: AtomicBool::new(false),
+                changed: Notify::new(),
+                seen: Mutex::new(seen),
+                reader: Mutex::new(None),
+            })
+        };
+        let streams = Streams::default();
+        for _ in 1..MAX_OPEN {
+            streams.keep(live(Duration::ZERO)).unwrap();
+        }
+        streams.keep(live(IDLE + Duration::from_secs(1))).unwrap();
+        // Full: the abandoned one goes to make room.
+        streams.keep(live(Duration::ZERO)).unwrap();
+        // Full of calls still watched: refused.
+        let (status, why) = streams.keep(live(Duration::ZERO)).unwrap_err();
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{why}");
+        assert_eq!(streams.open.lock().unwrap().len(), MAX_OPEN);
     }
 }
