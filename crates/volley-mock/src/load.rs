@@ -64,7 +64,7 @@ fn id_for(file: &Path, n: usize) -> uuid::Uuid {
 }
 
 /// Whether a parsed item has any of the keys that make a stub.
-fn looks_like_a_stub(v: &serde_json::Value) -> bool {
+pub(crate) fn looks_like_a_stub(v: &serde_json::Value) -> bool {
     v.as_object().is_some_and(|m| {
         ["service", "method", "input", "inputs", "output"]
             .iter()

@@ -56,7 +56,12 @@ fn recorded_stubs_verify_equal_and_wrong_ones_are_reported() {
     assert!(!ok && out.contains("gone away"), "{out}");
     drop(recorder);
 
-    // As recorded: every stub equal (the service's reflection gives the schema).
+    // As recorded: every stub equal (the service's reflection gives the schema); a file beside
+    // the stubs that is not one (buf's config) is passed over, as `volley mock` passes over it.
+    dir.write(
+        "stubs/buf.yaml",
+        "version: v1\nbreaking:\n  use:\n    - FILE\n",
+    );
     let (code, out, err) = verify(&["--against", &target, &stubs]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(

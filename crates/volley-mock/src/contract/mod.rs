@@ -111,7 +111,21 @@ pub async fn verify(a: &Against) -> Result<Vec<Checked>, MockError> {
         .map_err(|e| failed(format!("--against {}: {e}", a.target)))?;
     let mut out = Vec::new();
     for file in stub_files(&a.stubs)? {
-        for (i, item) in parse_file(&file)?.into_iter().enumerate() {
+        let items = parse_file(&file)?;
+        if !items.is_empty()
+            && items
+                .iter()
+                .all(|i| !crate::load::looks_like_a_stub(&i.value))
+        {
+            // A YAML or JSON file beside the stubs that is not one (buf.yaml, a config), passed
+            // over as the mock passes over it when it loads the folder.
+            tracing::warn!(
+                "{}: not a stub file (nothing in it names a service or a method); skipped",
+                file.display()
+            );
+            continue;
+        }
+        for (i, item) in items.into_iter().enumerate() {
             let at = format!("{}:{} stub #{}", file.display(), item.line, i + 1);
             let named = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
             let method = format!(
