@@ -150,6 +150,15 @@ pub(crate) fn json_of(ui: &Ui, m: &DynamicMessage) -> Value {
         .unwrap_or_else(|e| Value::String(e.to_string()))
 }
 
+/// One reply as grpcui's `responses` list it: `{"message", "isError"}` (a reply that does not
+/// decode as the method's output: its error, as the message).
+pub(crate) fn reply(ui: &Ui, method: &MethodDescriptor, bytes: bytes::Bytes) -> Value {
+    match DynamicMessage::decode(method.output(), bytes) {
+        Ok(m) => json!({"message": json_of(ui, &m), "isError": false}),
+        Err(e) => json!({"message": e.to_string(), "isError": true}),
+    }
+}
+
 pub(crate) fn error_of(ui: &Ui, st: &CallStatus) -> Value {
     let details: Vec<Value> = st
         .details
@@ -258,10 +267,7 @@ pub(crate) async fn invoke(
     let mut failed = None;
     loop {
         match call.message().await {
-            Ok(Some(bytes)) => match DynamicMessage::decode(method.output(), bytes) {
-                Ok(m) => responses.push(json!({"message": json_of(ui, &m), "isError": false})),
-                Err(e) => responses.push(json!({"message": e.to_string(), "isError": true})),
-            },
+            Ok(Some(bytes)) => responses.push(reply(ui, method, bytes)),
             Ok(None) => break,
             Err(st) => {
                 failed = Some(st);

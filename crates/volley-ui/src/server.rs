@@ -107,12 +107,7 @@ fn authorized(req: &Request<Bytes>, token: Option<&str>) -> bool {
     [bearer, cookie(req, TOKEN_COOKIE), query(req, "token")]
         .into_iter()
         .flatten()
-        .any(|given| constant_eq(given.as_bytes(), t.as_bytes()))
-}
-
-/// Compares without stopping at the first difference (the token's length aside).
-fn constant_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        .any(|given| volley_server::auth::same_secret(given.as_bytes(), t.as_bytes()))
 }
 
 /// The answer to one request of the page.

@@ -31,7 +31,7 @@ use tokio::sync::Notify;
 use volley_call::dynamic::{Call, Sender};
 
 use crate::{
-    invoke::{Refusal, error_of, head, input, json_of, messages, shown, unexpected},
+    invoke::{Refusal, error_of, head, input, messages, reply, shown, unexpected},
     state::Ui,
 };
 
@@ -185,12 +185,7 @@ async fn read(ui: &Ui, live: &Live, mut call: Call) {
     live.push(json!({"headers": shown(&headers)}));
     let failed = loop {
         match call.message().await {
-            Ok(Some(bytes)) => {
-                live.push(match DynamicMessage::decode(live.method.output(), bytes) {
-                    Ok(m) => json!({"message": json_of(ui, &m)}),
-                    Err(e) => json!({"message": e.to_string(), "isError": true}),
-                })
-            }
+            Ok(Some(bytes)) => live.push(reply(ui, &live.method, bytes)),
             Ok(None) => break None,
             Err(st) => break Some(st),
         }

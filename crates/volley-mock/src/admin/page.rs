@@ -12,16 +12,6 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 pub(crate) const PATH: &str = "/ui";
 const PAGE: &str = include_str!("../../web/mock.html");
 
-/// Whether `presented` is `expected`, every byte compared whatever the first difference.
-fn same(presented: &[u8], expected: &[u8]) -> bool {
-    presented.len() == expected.len()
-        && presented
-            .iter()
-            .zip(expected)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 /// Whether `req` bears `token`: the `authorization: Bearer` header or the link's `?token=`.
 fn authorized(req: &Request<Bytes>, token: &str) -> bool {
     let header = req
@@ -38,7 +28,7 @@ fn authorized(req: &Request<Bytes>, token: &str) -> bool {
     [header, query]
         .into_iter()
         .flatten()
-        .any(|t| same(t.as_bytes(), token.as_bytes()))
+        .any(|t| volley_server::auth::same_secret(t.as_bytes(), token.as_bytes()))
 }
 
 fn reply(status: StatusCode, kind: &'static str, body: &'static str) -> Response<Bytes> {
