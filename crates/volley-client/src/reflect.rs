@@ -56,12 +56,7 @@ pub async fn fetch_pool(
         match fetch_with(conn, &head, symbol).await {
             Err(Fetch::Unimplemented(s)) => last = s,
             Err(Fetch::Failed(e)) => return Err(e),
-            Ok(files) => {
-                let mut pool = DescriptorPool::new();
-                pool.add_file_descriptor_protos(files)
-                    .map_err(|e| ReflectError::Descriptor(e.to_string()))?;
-                return Ok(pool);
-            }
+            Ok(files) => return linked(files.iter().map(|(_, raw)| &raw[..])),
         }
     }
     Err(ReflectError::Unsupported(last))
@@ -96,20 +91,30 @@ pub async fn fetch_all(
     metadata: &[(HeaderName, HeaderValue)],
 ) -> Result<DescriptorPool, ReflectError> {
     let services = list_services(conn, scheme, authority, metadata).await?;
-    let mut files: Vec<FileDescriptorProto> = Vec::new();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for s in services
         .iter()
         .filter(|s| !s.starts_with("grpc.reflection."))
     {
         let got = fetch_pool(conn, scheme, authority, s, metadata).await?;
         for f in got.files() {
-            if !files.iter().any(|x| x.name() == f.name()) {
-                files.push(f.file_descriptor_proto().clone());
+            if !files.iter().any(|(name, _)| name == f.name()) {
+                files.push((f.name().to_owned(), f.encode_to_vec()));
             }
         }
     }
+    linked(files.iter().map(|(_, raw)| &raw[..]))
+}
+
+/// Encoded files linked into a pool. Decoded by the pool itself, not through `prost_types`
+/// (which drops what it does not know): custom options such as `google.api.http` survive.
+fn linked<'a>(files: impl Iterator<Item = &'a [u8]>) -> Result<DescriptorPool, ReflectError> {
+    let mut set = Vec::new();
+    for raw in files {
+        prost::encoding::bytes::encode(1, &raw.to_vec(), &mut set);
+    }
     let mut pool = DescriptorPool::new();
-    pool.add_file_descriptor_protos(files)
+    pool.decode_file_descriptor_set(&set[..])
         .map_err(|e| ReflectError::Descriptor(e.to_string()))?;
     Ok(pool)
 }
@@ -153,7 +158,7 @@ async fn fetch_with(
     conn: &Connection,
     head: &CallHead,
     symbol: &str,
-) -> Result<Vec<FileDescriptorProto>, Fetch> {
+) -> Result<Vec<(FileDescriptorProto, Bytes)>, Fetch> {
     let (resp, mut out) = conn.open_stream(head.request()).await.map_err(failed)?;
     ask(&mut out, Req::FileContainingSymbol(symbol.to_owned()))?;
     let resp = resp.await.map_err(|e| failed(transport_status(&e)))?;
@@ -164,7 +169,8 @@ async fn fetch_with(
         body: resp.into_body(),
         decoder: FrameDecoder::new(None, 64 << 20),
     };
-    let mut files: HashMap<String, FileDescriptorProto> = HashMap::new();
+    // Each file decoded (for its name and imports) and kept as it came (for its options).
+    let mut files: HashMap<String, (FileDescriptorProto, Bytes)> = HashMap::new();
     let mut asked: HashSet<String> = HashSet::new();
     let mut pending = 1;
     while pending > 0 {
@@ -175,7 +181,9 @@ async fn fetch_with(
                 for raw in f.file_descriptor_proto {
                     let fd = FileDescriptorProto::decode(&raw[..])
                         .map_err(|e| Fetch::Failed(ReflectError::Descriptor(e.to_string())))?;
-                    files.entry(fd.name().to_owned()).or_insert(fd);
+                    files
+                        .entry(fd.name().to_owned())
+                        .or_insert((fd, Bytes::from(raw)));
                 }
             }
             Some(Resp::ErrorResponse(e)) => {
@@ -189,7 +197,7 @@ async fn fetch_with(
         }
         let missing: Vec<String> = files
             .values()
-            .flat_map(|f| f.dependency.iter())
+            .flat_map(|(f, _)| f.dependency.iter())
             .filter(|d| !files.contains_key(*d) && !asked.contains(*d))
             .cloned()
             .collect();

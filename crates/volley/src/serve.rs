@@ -12,20 +12,12 @@ use volley_telemetry::{ExportOptions, Exporter, OtlpProtocol, ServerTracing};
 
 use volley_server::listen::{Bound, SocketFiles};
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, ServerFlags};
 
 /// Runs the server until a signal, then drains and returns.
 pub fn run(mut args: ServeArgs) -> Result<()> {
     args.proto.append(&mut args.protos);
-    if let Some(n) = volley_server::fds::raise_open_files() {
-        tracing::debug!("open-file limit {n}");
-    }
-    let mut listeners = Vec::new();
-    // Removes the Unix sockets' files when the server has stopped (or failed to start).
-    let mut socket_files = SocketFiles::default();
-    for addr in std::iter::once(&args.addr).chain(args.http_addr.as_ref()) {
-        listeners.push(Bound::bind(addr, &mut socket_files)?);
-    }
+    let listening = Listening::bind(&args.server)?;
 
     let mut builder = if args.no_builtin {
         if args.proto.is_empty() && args.protoset.is_empty() {
@@ -58,7 +50,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
             stubs.watch();
         }
         if let Some(addr) = args.admin_addr {
-            let token = args.require_token.as_deref();
+            let token = args.server.require_token.as_deref();
             let bound = volley_mock::admin::start(addr, stubs.clone(), token)?;
             info!("stubs admin API on http://{bound}/ (GET /, POST /add, POST /find, GET /clear)");
             if let Some(line) = volley_mock::admin::exposure_warning(
@@ -76,6 +68,54 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         info!("serving {} from its descriptor", s.name());
         builder = builder.add_service(s);
     }
+    let exposes = if pools.is_empty() {
+        ""
+    } else {
+        " and change the stubs (the admin API)"
+    };
+    serve(builder, &args.server, listening, exposes, "volley-serve")
+}
+
+/// The ports a server listens on, bound before anything slower is loaded (a taken port fails
+/// at once); their Unix sockets' files are removed when this is dropped.
+pub struct Listening {
+    listeners: Vec<Bound>,
+    socket_files: SocketFiles,
+}
+
+impl Listening {
+    /// Binds `--addr` and `--http-addr` (and raises the open-file limit first).
+    pub fn bind(flags: &ServerFlags) -> Result<Listening> {
+        if let Some(n) = volley_server::fds::raise_open_files() {
+            tracing::debug!("open-file limit {n}");
+        }
+        let mut socket_files = SocketFiles::default();
+        let mut listeners = Vec::new();
+        for addr in std::iter::once(&flags.addr).chain(flags.http_addr.as_ref()) {
+            listeners.push(Bound::bind(addr, &mut socket_files)?);
+        }
+        Ok(Listening {
+            listeners,
+            socket_files,
+        })
+    }
+}
+
+/// Serves `builder`'s services on `listening` under the server flags (limits, metrics, traces,
+/// CORS, token, TLS with reloads) until a signal, then drains. `exposes` finishes the warning
+/// for a port others reach without auth (what else they could do besides calling); `name`
+/// names the threads and the traces' service.
+pub fn serve(
+    mut builder: volley_server::ServerBuilder,
+    args: &ServerFlags,
+    listening: Listening,
+    exposes: &str,
+    name: &str,
+) -> Result<()> {
+    let Listening {
+        listeners,
+        socket_files,
+    } = listening;
     builder = builder
         .send_compressed(args.compress)
         .max_concurrent_streams(args.max_concurrent_streams)
@@ -92,7 +132,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         Some(url) => {
             // The flags over the environment (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL and
             // _CERTIFICATE, read by from_env).
-            let mut opts = ExportOptions::from_env(url, "volley-serve")?;
+            let mut opts = ExportOptions::from_env(url, name)?;
             if let Some(p) = &args.otlp_protocol {
                 opts.protocol = OtlpProtocol::parse(p)?;
             }
@@ -202,11 +242,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
                  call every method{}; --require-token, --tls-client-ca or a loopback --addr \
                  closes it",
                 l.local()?,
-                if pools.is_empty() {
-                    ""
-                } else {
-                    " and change the stubs (the admin API)"
-                }
+                exposes
             );
         }
         info!(
@@ -221,7 +257,7 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         let which = crate::signal::next().await;
         info!("received {which}, draining");
     };
-    server.serve_on_threads(listeners, threads, "volley-serve", signals)?;
+    server.serve_on_threads(listeners, threads, name, signals)?;
     drop(socket_files);
     info!("stopped");
     Ok(())

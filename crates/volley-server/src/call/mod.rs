@@ -1,5 +1,5 @@
 //! One call: pick the protocol's adapter for a request (gRPC, gRPC-Web and Connect streams in
-//! `grpc`, Connect unary in `connect`, REST in `rest`) or refuse it with a plain HTTP answer;
+//! `grpc`, Connect unary in `connect`, REST in `rest`, with grpc-gateway's shapes in `rest_shape`) or refuse it with a plain HTTP answer;
 //! on a server with interceptors, `intercepted` runs them around the adapter (`adapter`).
 
 mod adapter;
@@ -9,6 +9,8 @@ mod grpc;
 mod intercepted;
 #[cfg(feature = "web")]
 mod rest;
+#[cfg(feature = "web")]
+mod rest_shape;
 
 use std::sync::Arc;
 

@@ -13,10 +13,11 @@ use std::{
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header::CONTENT_TYPE};
 use http_body::{Body, Frame};
-use prost_reflect::{Kind, MessageDescriptor};
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 use volley_wire::{Code, Status, codec::HEADER_LEN};
 
+use super::rest_shape;
 use crate::{
     body::{FrameStream, HttpResponse, RequestBody, ResponseBody, read_limited},
     deadline::{connect_timeout, within},
@@ -76,10 +77,15 @@ fn set_field(
 
 /// A REST error in grpc-gateway's shape.
 pub(crate) fn error_response(s: &Status) -> HttpResponse {
-    // grpc-gateway's error shape.
-    let body = serde_json::json!({"code": s.code() as i32, "message": s.message(), "details": []});
+    error_response_in(s, None)
+}
+
+/// A REST error in grpc-gateway's shape, its details written as JSON when `pool` knows their
+/// types; the status's metadata as `Grpc-Metadata-*` headers.
+fn error_response_in(s: &Status, pool: Option<&DescriptorPool>) -> HttpResponse {
+    let body = rest_shape::error_body(s, pool);
     let mut resp = http::Response::new(ResponseBody::other(http_body_util::Full::new(
-        Bytes::from(body.to_string()),
+        Bytes::from(body),
     )));
     *resp.status_mut() = if s.code() == Code::Unimplemented {
         StatusCode::NOT_FOUND
@@ -88,6 +94,7 @@ pub(crate) fn error_response(s: &Status) -> HttpResponse {
     };
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    rest_shape::metadata_headers(s.metadata(), resp.headers_mut());
     // For the interceptors' end guard (`call::intercepted`), which reads the status here.
     resp.extensions_mut().insert(s.clone());
     resp
@@ -134,6 +141,14 @@ pub(crate) async fn serve(
                 obj.insert(f.json_name().to_owned(), v);
             }
         }
+        // A PATCH's mask, when it sends none, is what its body sets (before the path's
+        // variables join the message, as grpc-gateway fills it).
+        if parts.method == http::Method::PATCH
+            && !matches!(route.body.as_str(), "" | "*")
+            && let Some((k, v)) = rest_shape::patch_mask(&route.input, &route.body, &obj)
+        {
+            obj.insert(k, v);
+        }
         for (field, value) in &vars {
             set_field(&mut obj, &route.input, field, value, false)?;
         }
@@ -144,6 +159,7 @@ pub(crate) async fn serve(
                 set_field(&mut obj, &route.input, &k, &v, true)?;
             }
         }
+
         json_to_proto(&route.input, Value::Object(obj).to_string().as_bytes())
     };
     let msg = match within(deadline, input).await {
@@ -152,32 +168,57 @@ pub(crate) async fn serve(
     };
     let info = CallInfo::new(target.method.clone(), &peer, CallProtocol::Rest, deadline);
     let request = Request::from_parts(info, parts.headers, msg);
+    let pool = route.output.parent_pool();
+    let fail = |s: &Status| error_response_in(s, Some(pool));
     match handler {
         Handler::Unary(h) => match within(deadline, h(request)).await {
             Ok(resp) => {
-                let (_, frame, _) = resp.into_parts();
-                match proto_to_json(&route.output, &frame[HEADER_LEN..]) {
-                    Ok(json) => json_response(json),
-                    Err(s) => error_response(&s),
+                let (metadata, frame, _) = resp.into_parts();
+                let json = proto_to_json(&route.output, &frame[HEADER_LEN..]).and_then(|j| {
+                    match route.response_body.as_str() {
+                        "" => Ok(j),
+                        f => rest_shape::response_field(&j, f).map(Bytes::from),
+                    }
+                });
+                match json {
+                    Ok(json) => {
+                        let mut r = json_response(json);
+                        rest_shape::metadata_headers(&metadata, r.headers_mut());
+                        r
+                    }
+                    Err(s) => fail(&s),
                 }
             }
-            Err(s) => error_response(&s),
+            Err(s) => fail(&s),
         },
         Handler::ServerStreaming(h) => match within(deadline, h(request)).await {
             Ok(resp) => {
-                let (_, frames, _) = resp.into_parts();
+                let (metadata, frames, _) = resp.into_parts();
                 let body = NdJson {
                     frames: Some(frames),
                     output: route.output.clone(),
+                    field: route.response_body.clone(),
                 };
                 let mut r = http::Response::new(ResponseBody::other(body));
                 r.headers_mut()
                     .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                rest_shape::metadata_headers(&metadata, r.headers_mut());
                 r
             }
-            Err(s) => error_response(&s),
+            // As grpc-gateway answers a stream that fails before its first message: the
+            // status's HTTP code, and the error as the stream's one line.
+            Err(s) => {
+                let mut r = http::Response::new(ResponseBody::other(http_body_util::Full::new(
+                    Bytes::from(error_line(&s, &mut None)),
+                )));
+                *r.status_mut() = http_status(s.code());
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r.extensions_mut().insert(s);
+                r
+            }
         },
-        _ => error_response(&Status::unimplemented(
+        _ => fail(&Status::unimplemented(
             "client and bidi streams have no REST mapping",
         )),
     }
@@ -194,6 +235,8 @@ fn json_response(json: Bytes) -> HttpResponse {
 struct NdJson {
     frames: Option<FrameStream>,
     output: MessageDescriptor,
+    /// `response_body`: the field of each reply that is its result (empty: the reply).
+    field: String,
 }
 
 impl Body for NdJson {
@@ -214,7 +257,10 @@ impl Body for NdJson {
                 return Poll::Ready(None);
             }
             Poll::Ready(Some(Ok(frame))) => match proto_to_json(&self.output, &frame[HEADER_LEN..])
-            {
+                .and_then(|j| match self.field.as_str() {
+                    "" => Ok(j),
+                    f => rest_shape::response_field(&j, f).map(Bytes::from),
+                }) {
                 Ok(json) => {
                     let mut l = b"{\"result\":".to_vec();
                     l.extend_from_slice(&json);
@@ -223,6 +269,12 @@ impl Body for NdJson {
                 }
                 Err(s) => error_line(&s, &mut self.frames),
             },
+            // A stream ended by an OK status (its trailers, from a gateway's upstream) ends
+            // the lines.
+            Poll::Ready(Some(Err(s))) if s.code() == Code::Ok => {
+                self.frames = None;
+                return Poll::Ready(None);
+            }
             Poll::Ready(Some(Err(s))) => error_line(&s, &mut self.frames),
         };
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(line)))))
@@ -231,9 +283,7 @@ impl Body for NdJson {
 
 fn error_line(s: &Status, frames: &mut Option<FrameStream>) -> Vec<u8> {
     *frames = None;
-    let mut l = serde_json::json!({"error": {"code": s.code() as i32, "message": s.message()}})
-        .to_string()
-        .into_bytes();
+    let mut l = format!("{{\"error\":{}}}", rest_shape::error_body(s, None)).into_bytes();
     l.push(b'\n');
     l
 }

@@ -139,7 +139,9 @@ impl ServiceBuilder {
         self.add(method, Handler::Unary(Arc::new(h)))
     }
 
-    /// A server-streaming method: one request, a stream of replies.
+    /// A server-streaming method: one request, a stream of replies. The stream ends the call
+    /// with its first `Err(status)`; an OK status there ends it successfully with the status's
+    /// metadata as the call's trailers (a proxy's way to pass on trailers it learns at the end).
     pub fn server_streaming<Req, Resp, S, F, Fut>(self, method: &str, f: F) -> Self
     where
         Req: Message + Default + 'static,

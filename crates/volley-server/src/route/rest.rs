@@ -47,6 +47,9 @@ pub(crate) struct Route {
     pub(crate) input: MessageDescriptor,
     /// The reply message type.
     pub(crate) output: MessageDescriptor,
+    /// `response_body`: the reply's field that is the HTTP body (its JSON name), or empty
+    /// (the whole reply).
+    pub(crate) response_body: String,
 }
 
 /// A rule that could not be used.
@@ -211,6 +214,23 @@ impl Route {
             ),
             None => return Err(err("no HTTP pattern".into())),
         };
+        let named = |what: &str, name: &str, m: &MessageDescriptor| -> Result<String, RuleError> {
+            m.get_field_by_name(name)
+                .map(|f| f.json_name().to_owned())
+                .ok_or_else(|| {
+                    err(format!(
+                        "{what} names {name:?}, no field of {}",
+                        m.full_name()
+                    ))
+                })
+        };
+        if !matches!(rule.body.as_str(), "" | "*") {
+            named("body", &rule.body, &method.input())?;
+        }
+        let response_body = match rule.response_body.as_str() {
+            "" => String::new(),
+            f => named("response_body", f, &method.output())?,
+        };
         let mut routes = vec![Route {
             method: verb,
             template: parse_template(template).map_err(err)?,
@@ -218,6 +238,7 @@ impl Route {
             grpc_path: format!("/{}/{}", method.parent_service().full_name(), method.name()),
             input: method.input(),
             output: method.output(),
+            response_body,
         }];
         for extra in &rule.additional_bindings {
             routes.extend(Route::from_rule(method, extra)?);

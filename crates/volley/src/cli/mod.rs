@@ -64,6 +64,10 @@ pub enum Command {
     /// report.md, report.html and results.json with the published figures beside ours;
     /// `volley lab orders | gateway | link` runs one tool of the harness.
     Lab(Box<LabCommand>),
+    /// REST (google.api.http), Connect, gRPC-Web and gRPC on one port in front of any gRPC
+    /// server: every call forwarded to --upstream (its services from --proto, --protoset or its
+    /// reflection), with `volley serve`'s server flags.
+    Gateway(Box<crate::gateway::GatewayArgs>),
     /// A web page to call methods: grpcui's command line (`volley ui -plaintext HOST:PORT`),
     /// its banner and its page's endpoints (the binary run as `grpcui` is this).
     Ui(Box<volley_ui::UiArgs>),
@@ -165,11 +169,6 @@ pub struct ServeArgs {
     #[command(subcommand)]
     pub what: Option<ServeWhat>,
 
-    /// Address to listen on: host:port (port 0 picks a free port; the log line says which), or
-    /// unix:/path for a Unix socket (its file is removed at exit; a stale one is replaced).
-    #[arg(long, default_value = "127.0.0.1:9090")]
-    pub addr: volley_server::listen::ListenAddr,
-
     /// Serve every service of this .proto file too (repeatable), compiled at start (no protoc):
     /// each method answers from the stubs, or a default message of its output type.
     #[arg(long, value_name = "FILE")]
@@ -207,11 +206,6 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub stream_messages: usize,
 
-    /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
-    /// gRPC on 9503).
-    #[arg(long, value_name = "ADDR")]
-    pub http_addr: Option<volley_server::listen::ListenAddr>,
-
     /// Make every handler wait this long before replying (e.g. 200ms), for sleeping-server experiments.
     #[arg(long, value_parser = parse_duration, default_value = "0")]
     pub delay: Duration,
@@ -221,6 +215,26 @@ pub struct ServeArgs {
     /// compute falls behind (e.g. 1ms with --threads 1 pinned to one core: about 1000 calls/s).
     #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DURATION")]
     pub work: Duration,
+
+    /// The server's own flags (listening, TLS, limits, auth, metrics, traces, CORS), shared
+    /// with `volley gateway`.
+    #[command(flatten)]
+    pub server: ServerFlags,
+}
+
+/// How a volley server listens and guards its port: `volley serve`'s flags that are not about
+/// what it serves, so `volley gateway` takes them too.
+#[derive(Debug, Args)]
+pub struct ServerFlags {
+    /// Address to listen on: host:port (port 0 picks a free port; the log line says which), or
+    /// unix:/path for a Unix socket (its file is removed at exit; a stale one is replaced).
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    pub addr: volley_server::listen::ListenAddr,
+
+    /// Also listen here, with every protocol as on --addr (seed 001's setup: HTTP on 9501 beside
+    /// gRPC on 9503).
+    #[arg(long, value_name = "ADDR")]
+    pub http_addr: Option<volley_server::listen::ListenAddr>,
 
     /// Serve TLS with this PEM certificate chain (needs --tls-key).
     #[arg(long, requires = "tls_key", value_name = "PEM")]

@@ -1,0 +1,186 @@
+//! `volley gateway`: REST, Connect, gRPC-Web and gRPC on one port in front of an upstream gRPC
+//! server (`volley_gateway`), served with `volley serve`'s server flags (TLS, token, CORS,
+//! metrics, traces, limits).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use prost_reflect::DescriptorPool;
+use tracing::info;
+use volley_client::{Endpoint, Policy, ServiceConfig, Strategy, tls::TlsOptions};
+use volley_gateway::{Upstream, headers::RestHeaders};
+use volley_server::Server;
+
+use crate::{
+    cli::ServerFlags,
+    serve::{Listening, serve},
+};
+
+/// `volley gateway`'s flags: where the upstream is, what it serves, and `volley serve`'s
+/// server flags.
+#[derive(Debug, Args)]
+#[command(mut_arg("addr", |a| a.default_value("127.0.0.1:8080")))]
+pub struct GatewayArgs {
+    /// The gRPC server to forward to: host:port, http://host:port, https://host:port (TLS),
+    /// dns:///name:port, ipv4:a:port,b:port or unix:/path.
+    #[arg(long, value_name = "ADDRESS")]
+    pub upstream: String,
+
+    /// The upstream's services from this .proto file (repeatable), compiled at start; without
+    /// --proto or --protoset they come from the upstream's server reflection.
+    #[arg(long, value_name = "FILE")]
+    pub proto: Vec<PathBuf>,
+    /// Import paths for --proto, comma-separated (the file's own directory and the current one
+    /// are added).
+    #[arg(
+        short = 'i',
+        long = "import-paths",
+        value_delimiter = ',',
+        value_name = "DIRS"
+    )]
+    pub import_paths: Vec<PathBuf>,
+    /// The upstream's services from this compiled FileDescriptorSet (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub protoset: Vec<PathBuf>,
+
+    /// How each server thread's calls share connections to the upstream: single, pool[:N],
+    /// expanding[:MAX] or per-request.
+    // The brackets are help text for the terminal, not rustdoc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
+    #[arg(long, default_value = "single", value_name = "STRATEGY")]
+    pub upstream_strategy: String,
+    /// pick_first, or round_robin over the addresses of the upstream's name or list.
+    #[arg(long, default_value = "pick_first", value_name = "POLICY")]
+    pub lb_policy: String,
+    /// A gRPC service config (JSON file): the upstream calls' retry or hedging policies and
+    /// timeouts, by method.
+    #[arg(long, value_name = "FILE")]
+    pub service_config: Option<PathBuf>,
+    /// Trust this PEM CA for an https:// upstream instead of the system's roots.
+    #[arg(long, value_name = "PEM")]
+    pub upstream_cacert: Option<PathBuf>,
+    /// A client certificate (PEM) for an upstream that asks for one (mutual TLS; needs
+    /// --upstream-key).
+    #[arg(long, value_name = "PEM", requires = "upstream_key")]
+    pub upstream_cert: Option<PathBuf>,
+    /// The private key (PEM) of --upstream-cert.
+    #[arg(long, value_name = "PEM", requires = "upstream_cert")]
+    pub upstream_key: Option<PathBuf>,
+
+    /// Forward this header of REST callers to the upstream as it is (repeatable; grpc-gateway
+    /// forwards only `authorization` and IANA's permanent headers, prefixed `grpcgateway-`).
+    #[arg(long, value_name = "NAME")]
+    pub forward_header: Vec<http::HeaderName>,
+    /// Forward REST callers' `Grpc-Metadata-Foo` headers as `foo` metadata (grpc-gateway's
+    /// WithLegacyHeaderMatching; its default since v2.33 forwards none, since any caller could
+    /// set any key the upstream trusts).
+    #[arg(long)]
+    pub legacy_metadata_headers: bool,
+
+    /// How the gateway listens and guards its port: as `volley serve`.
+    #[command(flatten)]
+    pub server: ServerFlags,
+}
+
+/// Runs the gateway until a signal, then drains and returns.
+pub fn run(args: GatewayArgs) -> Result<()> {
+    let endpoint = endpoint(&args)?;
+    let listening = Listening::bind(&args.server)?;
+    let pool = schema(&args, &endpoint)?;
+    let mut upstream = Upstream::new(endpoint)
+        .strategy(
+            args.upstream_strategy
+                .parse::<Strategy>()
+                .context("--upstream-strategy")?,
+        )
+        .policy(args.lb_policy.parse::<Policy>().context("--lb-policy")?)
+        .rest_headers(RestHeaders {
+            legacy_metadata: args.legacy_metadata_headers,
+            permitted: args.forward_header.clone(),
+        });
+    if let Some(path) = &args.service_config {
+        let json = std::fs::read_to_string(path)
+            .with_context(|| format!("--service-config {}", path.display()))?;
+        let config = ServiceConfig::parse(&json)
+            .with_context(|| format!("--service-config {}", path.display()))?;
+        upstream = upstream.service_config(config);
+    }
+    let target = upstream.target().to_owned();
+    let forwarded = volley_gateway::services(&pool, upstream);
+    if forwarded.services.is_empty() {
+        bail!("the upstream's descriptors have no service to forward");
+    }
+    let mut builder = Server::builder().health(!forwarded.health);
+    for s in forwarded.services {
+        info!("forwarding {} to {target}", s.name());
+        builder = builder.add_service(s);
+    }
+    serve(builder, &args.server, listening, "", "volley-gateway")
+}
+
+/// The upstream's endpoint, with TLS as its scheme and the flags ask.
+fn endpoint(args: &GatewayArgs) -> Result<Endpoint> {
+    let mut ep = Endpoint::from_target_str(&args.upstream)
+        .with_context(|| format!("--upstream {}", args.upstream))?;
+    let custom = args.upstream_cacert.is_some() || args.upstream_cert.is_some();
+    if custom {
+        if !ep.is_tls() {
+            bail!(
+                "--upstream-cacert and --upstream-cert are for TLS: write the upstream as \
+                 https://{}",
+                ep.authority
+            );
+        }
+        let config = volley_client::tls::client_config(&TlsOptions {
+            ca: args.upstream_cacert.clone(),
+            cert: args.upstream_cert.clone(),
+            key: args.upstream_key.clone(),
+            skip_verify: false,
+        })?;
+        ep = ep.tls(config);
+    }
+    Ok(ep)
+}
+
+/// The upstream's services (from the files given, or its reflection), with the well-known
+/// types and `google.rpc`'s error details, so REST error bodies show details as JSON.
+fn schema(args: &GatewayArgs, endpoint: &Endpoint) -> Result<DescriptorPool> {
+    let mut pool = services(args, endpoint)?;
+    volley_proto::load::add_common(&mut pool)?;
+    Ok(pool)
+}
+
+/// The upstream's services: from the files given, or its reflection.
+fn services(args: &GatewayArgs, endpoint: &Endpoint) -> Result<DescriptorPool> {
+    if !args.proto.is_empty() || !args.protoset.is_empty() {
+        let mut pool = DescriptorPool::new();
+        for p in &args.proto {
+            let one = volley_proto::load::compile_proto(p, &args.import_paths)?;
+            // Through the encoding, not `prost_types` (which drops the options it does not
+            // know, `google.api.http` among them).
+            pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
+                .with_context(|| format!("--proto {}", p.display()))?;
+        }
+        for p in &args.protoset {
+            let one = volley_proto::load::load_protoset(p)?;
+            pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
+                .with_context(|| format!("--protoset {}", p.display()))?;
+        }
+        return Ok(pool);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let pool = rt
+        .block_on(volley_gateway::reflect(endpoint, &[]))
+        .map_err(anyhow::Error::msg)
+        .context("no --proto or --protoset, so the upstream's reflection was asked")?;
+    info!(
+        "the upstream's reflection lists {} service(s)",
+        pool.services()
+            .filter(|s| !s.full_name().starts_with("grpc.reflection."))
+            .count()
+    );
+    Ok(pool)
+}
