@@ -1,0 +1,256 @@
+//! `volley gateway` forwarding to servers volley did not write: grpc-go's interop client runs
+//! every case through the gateway's gRPC pass-through to grpc-go's interop server; a web page in
+//! headless Chromium calls through the gateway over Connect JSON, Connect proto and gRPC-Web
+//! (connect-web, CORS from the gateway's flags); an upstream that goes away is 503 with one log
+//! line per outage and the gateway recovers by itself; `--require-token` covers the gateway's
+//! port; a rule that cannot be served, and an upstream with neither reflection nor files, are
+//! refused at start with one line.
+
+use std::{
+    net::TcpListener,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use volley_testkit::{Volley, VolleyProcess, ok_stdout, pages::StaticFiles, tool, volley, workspace};
+
+const VOLLEY: Volley = volley!();
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// grpc-go's interop server (no reflection) on a port of its own.
+struct InteropServer(std::process::Child, u16);
+
+impl Drop for InteropServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn interop_server() -> InteropServer {
+    let port = free_port();
+    let child = Command::new(tool("grpc-interop-server"))
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start grpc-interop-server");
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "grpc-interop-server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    InteropServer(child, port)
+}
+
+fn gateway(upstream: &str, extra: &[&str]) -> VolleyProcess {
+    let mut args = vec!["gateway", "--upstream", upstream, "--addr", "127.0.0.1:0"];
+    args.extend(extra);
+    VolleyProcess::start(VOLLEY.bin(), &args)
+}
+
+/// The cases grpc-go's interop client has (tests/interop.rs runs the same against `volley
+/// serve`).
+const CASES: &[&str] = &[
+    "empty_unary",
+    "large_unary",
+    "client_streaming",
+    "server_streaming",
+    "ping_pong",
+    "empty_stream",
+    "timeout_on_sleeping_server",
+    "cancel_after_begin",
+    "cancel_after_first_response",
+    "status_code_and_message",
+    "special_status_message",
+    "custom_metadata",
+    "unimplemented_method",
+    "unimplemented_service",
+    "rpc_soak",
+    "channel_soak",
+];
+
+#[test]
+fn grpc_gos_interop_client_passes_every_case_through_the_gateway_to_grpc_gos_server() {
+    let server = interop_server();
+    let proto = workspace().join("proto/grpc/testing/test.proto");
+    let include = workspace().join("proto");
+    let gw = gateway(
+        &format!("127.0.0.1:{}", server.1),
+        &[
+            "--proto",
+            proto.to_str().unwrap(),
+            "-i",
+            include.to_str().unwrap(),
+        ],
+    );
+    let mut failed = Vec::new();
+    for case in CASES {
+        let out = Command::new(tool("grpc-interop-client"))
+            .args([
+                "--server_host=127.0.0.1",
+                &format!("--server_port={}", gw.addr().port()),
+                &format!("--test_case={case}"),
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run grpc-interop-client");
+        if !out.status.success() {
+            let text = String::from_utf8_lossy(&out.stderr).into_owned();
+            failed.push(format!("{case}: {}", text.lines().last().unwrap_or_default()));
+        }
+    }
+    assert!(failed.is_empty(), "cases failed through the gateway:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
+    let dir = workspace().join("examples/browser");
+    assert!(
+        dir.join("dist/app.js").is_file() && dir.join("node_modules/puppeteer-core").is_dir(),
+        "examples/browser is not built: run scripts/install-test-tools"
+    );
+    let pages = StaticFiles::serve(&dir);
+    let origin = format!("http://127.0.0.1:{}", pages.port());
+    // The upstream speaks gRPC only to the gateway; the page reaches it through the gateway.
+    let up = VOLLEY.serve(&[]);
+    let gw = gateway(
+        &up.addr().to_string(),
+        &["--cors-origin", &origin, "--cors-header", "x-grpc-test-echo-initial"],
+    );
+    let out = ok_stdout(
+        Command::new(tool("node"))
+            .arg("test/drive.mjs")
+            .arg(format!("{origin}/index.html?api=http://{}", gw.addr()))
+            .current_dir(&dir),
+    );
+    let seen: Value = serde_json::from_str(out.trim()).unwrap();
+    for p in ["connect-json", "connect-proto", "grpc-web"] {
+        let r = &seen["results"][p];
+        assert!(r.get("failure").is_none(), "{p}: {seen}");
+        assert_eq!(r["hello"], "Hello browser", "{p}: {r}");
+        assert_eq!(r["user"], json!({"id": "7", "name": "Dmitry K."}), "{p}: {r}");
+        assert_eq!(r["streamed"], json!([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), "{p}: {r}");
+        // Sent by the page, echoed by the upstream, passed back by the gateway, exposed by CORS.
+        assert_eq!(r["echoedHeader"], "from-the-page", "{p}: {r}");
+        assert_eq!(
+            r["error"],
+            json!({"code": "InvalidArgument", "message": "the page asked for this error"}),
+            "{p}: {r}"
+        );
+    }
+}
+
+/// A Connect JSON call to the greeter through `gw`: (HTTP status, body).
+fn hello(gw: &VolleyProcess, token: Option<&str>) -> (u16, String) {
+    let mut cmd = Command::new(tool("curl"));
+    cmd.args(["-s", "--max-time", "5", "-w", "\n%{http_code}"])
+        .args(["-H", "content-type: application/json", "-d", r#"{"name":"gw"}"#]);
+    if let Some(t) = token {
+        cmd.args(["-H", &format!("authorization: Bearer {t}")]);
+    }
+    cmd.arg(format!("http://{}/helloworld.Greeter/SayHello", gw.addr()));
+    let out = ok_stdout(&mut cmd);
+    let (body, code) = out.rsplit_once('\n').unwrap();
+    (code.trim().parse().unwrap(), body.to_owned())
+}
+
+#[test]
+fn an_upstream_that_goes_away_is_503_with_one_line_and_the_gateway_recovers_by_itself() {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let serve = || VolleyProcess::start(VOLLEY.bin(), &["serve", "--addr", &addr, "--threads", "1"]);
+    let up = serve();
+    let gw = gateway(&addr, &["--threads", "1"]);
+    assert_eq!(hello(&gw, None), (200, r#"{"message":"Hello gw"}"#.to_owned()));
+    drop(up);
+    for _ in 0..20 {
+        let (code, body) = hello(&gw, None);
+        assert_eq!(code, 503, "{body}");
+        assert!(body.contains("\"unavailable\""), "{body}");
+    }
+    let lines = |what: &str| gw.log().lines().filter(|l| l.contains(what)).count();
+    assert_eq!(lines("is unavailable"), 1, "one line per outage:\n{}", gw.log());
+    let _back = serve();
+    let until = Instant::now() + Duration::from_secs(10);
+    while hello(&gw, None).0 != 200 {
+        assert!(Instant::now() < until, "the gateway did not recover:\n{}", gw.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(lines("is back ("), 1, "{}", gw.log());
+    assert!(gw.log().contains("call(s) answered UNAVAILABLE"), "{}", gw.log());
+}
+
+#[test]
+fn require_token_covers_the_gateways_port() {
+    let up = VOLLEY.serve(&[]);
+    let gw = gateway(&up.addr().to_string(), &["--require-token", "s3cret"]);
+    let (code, body) = hello(&gw, None);
+    assert_eq!(code, 401, "{body}");
+    assert_eq!(hello(&gw, Some("wrong")).0, 401);
+    assert_eq!(hello(&gw, Some("s3cret")).0, 200);
+}
+
+/// Runs `volley gateway` expecting it to refuse to start: its stderr.
+fn refused(args: &[&str]) -> String {
+    let out = VOLLEY
+        .command(&[&["gateway", "--addr", "127.0.0.1:0"], args].concat())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "it started: {out:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn a_rule_that_cannot_be_served_is_refused_at_start_naming_the_rule() {
+    let dir = std::env::temp_dir().join(format!("volley-gw-rule-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let proto = dir.join("bad.proto");
+    std::fs::write(
+        &proto,
+        r#"syntax = "proto3";
+package bad.v1;
+import "google/api/annotations.proto";
+message Req { string id = 1; }
+message Resp { string name = 1; }
+service Bad {
+  rpc Get(Req) returns (Resp) {
+    option (google.api.http) = { get: "/v1/things/{id}" response_body: "title" };
+  }
+}
+"#,
+    )
+    .unwrap();
+    let include = workspace().join("proto");
+    let err = refused(&[
+        "--upstream",
+        "127.0.0.1:1",
+        "--proto",
+        proto.to_str().unwrap(),
+        "-i",
+        include.to_str().unwrap(),
+    ]);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("bad.v1.Bad.Get") && last.contains("response_body") && last.contains("title"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_upstream_without_reflection_and_no_files_is_one_clear_line() {
+    let server = interop_server();
+    let err = refused(&["--upstream", &format!("127.0.0.1:{}", server.1)]);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains("--proto or --protoset"), "{err}");
+}
