@@ -17,12 +17,14 @@
 //! | `headers` | which headers cross, each way (grpc-gateway's rules for REST) |
 //! | `opaque` | a message carried as its bytes |
 //! | `outage` | one log line per upstream outage |
+//! | `rules` | HTTP rules from a service config file (grpc-gateway's and Envoy's) |
 //! | `upstream` | where the upstream is and the channels to it |
 
 mod forward;
 pub mod headers;
 mod opaque;
 mod outage;
+pub mod rules;
 mod upstream;
 
 use std::sync::Arc;

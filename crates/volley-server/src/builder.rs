@@ -49,6 +49,9 @@ pub struct ServerBuilder {
     also_plaintext: bool,
     #[cfg(feature = "health")]
     health: bool,
+    /// `GET /openapi.json`'s title, when it is served.
+    #[cfg(feature = "web")]
+    openapi: Option<String>,
     #[cfg(feature = "reflection")]
     reflection: bool,
     #[cfg(feature = "web")]
@@ -85,6 +88,8 @@ impl Default for ServerBuilder {
             also_plaintext: false,
             #[cfg(feature = "health")]
             health: true,
+            #[cfg(feature = "web")]
+            openapi: None,
             #[cfg(feature = "reflection")]
             reflection: true,
             #[cfg(feature = "web")]
@@ -313,6 +318,18 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve the REST rules as an OpenAPI 3 document at `GET /openapi.json` (see [`openapi`]),
+    /// titled `title`; an endpoint like any other, so a token check covers it. Needs the `web`
+    /// feature.
+    ///
+    /// [`openapi`]: crate::openapi
+    #[cfg(feature = "web")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "web")))]
+    pub fn openapi(mut self, title: impl Into<String>) -> Self {
+        self.openapi = Some(title.into());
+        self
+    }
+
     /// Serve `grpc.health.v1.Health` (default on). Needs the `health` feature.
     #[cfg(feature = "health")]
     #[cfg_attr(docsrs, doc(cfg(feature = "health")))]
@@ -396,6 +413,22 @@ impl ServerBuilder {
                 .and_then(|s| s.methods().find(|m| m.name() == method))
                 .ok_or_else(|| ServeError::UnknownMethod(name.clone()))?;
             rest.extend(Route::from_rule(&m, rule)?);
+        }
+        #[cfg(feature = "web")]
+        if let Some(title) = self.openapi.take() {
+            let doc = Bytes::from(crate::openapi::document(&rest, &title).to_string());
+            self.endpoints.push(Endpoint {
+                method: http::Method::GET,
+                path: "/openapi.json".into(),
+                handle: Arc::new(move |_| {
+                    let mut r = http::Response::new(doc.clone());
+                    r.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
+                    );
+                    Box::pin(std::future::ready(r))
+                }),
+            });
         }
         let descriptors = pool
             .services()

@@ -14,7 +14,9 @@ pub enum ServeError {
     Rule(#[from] crate::route::rest::RuleError),
     /// A REST rule names a method the schema does not have.
     #[cfg(feature = "web")]
-    #[error("http_rule for unknown method {0}")]
+    #[error(
+        "an HTTP rule names {0}, which no service here has (its selector is package.Service.Method)"
+    )]
     UnknownMethod(String),
     /// The listener failed.
     #[error("{0}")]

@@ -23,7 +23,7 @@
 //! | `tls` | [`tls`] and [`ServerBuilder::tls`] (rustls, ALPN, mutual TLS, rcgen's self-signed) |
 //! | `reflection` | [`reflection`] and [`ServerBuilder::reflection`] |
 //! | `health` | [`health`], [`Server::health`] and [`ServerBuilder::health`] |
-//! | `web` | gRPC-Web, Connect, REST from `google.api.http` and [`cors`] (a build without it answers their content types 415) |
+//! | `web` | gRPC-Web, Connect, REST from `google.api.http`, [`openapi`] and [`cors`] (a build without it answers their content types 415) |
 //! | `dynamic` | services from run-time descriptors: [`Service::dynamic`], [`DynamicHandler`] |
 //! | `metrics` | [`metrics`] (gRPC's A66 on a Prometheus page) and [`ServerBuilder::metrics`] |
 //!
@@ -92,6 +92,9 @@ pub mod listen;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+#[cfg(feature = "web")]
+#[cfg_attr(docsrs, doc(cfg(feature = "web")))]
+pub mod openapi;
 #[cfg(feature = "reflection")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reflection")))]
 pub mod reflection;

@@ -44,6 +44,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "FILE")]
     pub protoset: Vec<PathBuf>,
 
+    /// HTTP rules from this file (YAML, a google.api.Service config's `http.rules`: the file
+    /// grpc-gateway takes as --grpc-api-configuration and Envoy's transcoder as its service
+    /// config), beside any in the protos' options.
+    #[arg(long, value_name = "FILE")]
+    pub http_rules: Option<PathBuf>,
+
     /// How each server thread's calls share connections to the upstream: single, pool[:N],
     /// expanding[:MAX] or per-request.
     // The brackets are help text for the terminal, not rustdoc links.
@@ -111,10 +117,27 @@ pub fn run(args: GatewayArgs) -> Result<()> {
     if forwarded.services.is_empty() {
         bail!("the upstream's descriptors have no service to forward");
     }
-    let mut builder = Server::builder().health(!forwarded.health);
+    let title = pool
+        .services()
+        .filter(|s| !s.full_name().starts_with("grpc."))
+        .map(|s| s.name().to_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut builder = Server::builder().health(!forwarded.health).openapi(title);
     for s in forwarded.services {
         info!("forwarding {} to {target}", s.name());
         builder = builder.add_service(s);
+    }
+    if let Some(path) = &args.http_rules {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--http-rules {}", path.display()))?;
+        let rules = volley_gateway::rules::parse(&text)
+            .map_err(|e| anyhow::anyhow!("--http-rules {}: {e}", path.display()))?;
+        info!("{} HTTP rule(s) from {}", rules.len(), path.display());
+        for rule in rules {
+            let selector = rule.selector.clone();
+            builder = builder.http_rule(&selector, rule);
+        }
     }
     serve(builder, &args.server, listening, "", "volley-gateway")
 }
@@ -156,7 +179,7 @@ fn services(args: &GatewayArgs, endpoint: &Endpoint) -> Result<DescriptorPool> {
     if !args.proto.is_empty() || !args.protoset.is_empty() {
         let mut pool = DescriptorPool::new();
         for p in &args.proto {
-            let one = volley_proto::load::compile_proto(p, &args.import_paths)?;
+            let one = volley_proto::load::compile_proto_documented(p, &args.import_paths)?;
             // Through the encoding, not `prost_types` (which drops the options it does not
             // know, `google.api.http` among them).
             pool.decode_file_descriptor_set(&one.encode_to_vec()[..])

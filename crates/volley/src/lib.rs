@@ -1,5 +1,5 @@
 //! volley, the tool: the command line of its product commands, `serve`, `bench`, `call`,
-//! `run`, `mock`, `gateway`, `ui`, `report` and `lab`. This crate only parses the command line, wires signals
+//! `run`, `mock`, `gateway`, `openapi`, `ui`, `report` and `lab`. This crate only parses the command line, wires signals
 //! (in one place, [`signal`]) and prints (progress, live views, reports, errors); the libraries
 //! do the work: `volley-server` and `volley-services` for `serve`, `volley-bench` for `bench`
 //! and `report`, `volley-call` for `call`, `volley-script` for `run`, `volley-mock` for `mock`, `volley-gateway` for `gateway`, `volley-ui` for `ui`,
@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod gateway;
 pub mod mock;
+pub mod openapi;
 pub mod progress;
 pub mod report;
 pub mod serve;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         // `mock verify` exits 1 when a stub disagrees with the service.
         Command::Mock(args) => return mock::run(*args),
         Command::Gateway(args) => gateway::run(*args),
+        Command::Openapi(args) => openapi::run(args),
         Command::Ui(args) => volley_ui::run(*args, async {
             let which = signal::next().await;
             tracing::info!("received {which}, stopping");

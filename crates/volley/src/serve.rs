@@ -68,6 +68,8 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
         info!("serving {} from its descriptor", s.name());
         builder = builder.add_service(s);
     }
+    // The REST rules' OpenAPI document at GET /openapi.json.
+    builder = builder.openapi("volley serve");
     let exposes = if pools.is_empty() {
         ""
     } else {

@@ -13,7 +13,9 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use volley_testkit::{Volley, VolleyProcess, ok_stdout, pages::StaticFiles, tool, volley, workspace};
+use volley_testkit::{
+    Volley, VolleyProcess, ok_stdout, pages::StaticFiles, tool, volley, workspace,
+};
 
 const VOLLEY: Volley = volley!();
 
@@ -105,10 +107,17 @@ fn grpc_gos_interop_client_passes_every_case_through_the_gateway_to_grpc_gos_ser
             .expect("run grpc-interop-client");
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr).into_owned();
-            failed.push(format!("{case}: {}", text.lines().last().unwrap_or_default()));
+            failed.push(format!(
+                "{case}: {}",
+                text.lines().last().unwrap_or_default()
+            ));
         }
     }
-    assert!(failed.is_empty(), "cases failed through the gateway:\n{}", failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "cases failed through the gateway:\n{}",
+        failed.join("\n")
+    );
 }
 
 #[test]
@@ -124,7 +133,12 @@ fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
     let up = VOLLEY.serve(&[]);
     let gw = gateway(
         &up.addr().to_string(),
-        &["--cors-origin", &origin, "--cors-header", "x-grpc-test-echo-initial"],
+        &[
+            "--cors-origin",
+            &origin,
+            "--cors-header",
+            "x-grpc-test-echo-initial",
+        ],
     );
     let out = ok_stdout(
         Command::new(tool("node"))
@@ -137,8 +151,16 @@ fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
         let r = &seen["results"][p];
         assert!(r.get("failure").is_none(), "{p}: {seen}");
         assert_eq!(r["hello"], "Hello browser", "{p}: {r}");
-        assert_eq!(r["user"], json!({"id": "7", "name": "Dmitry K."}), "{p}: {r}");
-        assert_eq!(r["streamed"], json!([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), "{p}: {r}");
+        assert_eq!(
+            r["user"],
+            json!({"id": "7", "name": "Dmitry K."}),
+            "{p}: {r}"
+        );
+        assert_eq!(
+            r["streamed"],
+            json!([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
+            "{p}: {r}"
+        );
         // Sent by the page, echoed by the upstream, passed back by the gateway, exposed by CORS.
         assert_eq!(r["echoedHeader"], "from-the-page", "{p}: {r}");
         assert_eq!(
@@ -153,7 +175,12 @@ fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
 fn hello(gw: &VolleyProcess, token: Option<&str>) -> (u16, String) {
     let mut cmd = Command::new(tool("curl"));
     cmd.args(["-s", "--max-time", "5", "-w", "\n%{http_code}"])
-        .args(["-H", "content-type: application/json", "-d", r#"{"name":"gw"}"#]);
+        .args([
+            "-H",
+            "content-type: application/json",
+            "-d",
+            r#"{"name":"gw"}"#,
+        ]);
     if let Some(t) = token {
         cmd.args(["-H", &format!("authorization: Bearer {t}")]);
     }
@@ -167,10 +194,14 @@ fn hello(gw: &VolleyProcess, token: Option<&str>) -> (u16, String) {
 fn an_upstream_that_goes_away_is_503_with_one_line_and_the_gateway_recovers_by_itself() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let serve = || VolleyProcess::start(VOLLEY.bin(), &["serve", "--addr", &addr, "--threads", "1"]);
+    let serve =
+        || VolleyProcess::start(VOLLEY.bin(), &["serve", "--addr", &addr, "--threads", "1"]);
     let up = serve();
     let gw = gateway(&addr, &["--threads", "1"]);
-    assert_eq!(hello(&gw, None), (200, r#"{"message":"Hello gw"}"#.to_owned()));
+    assert_eq!(
+        hello(&gw, None),
+        (200, r#"{"message":"Hello gw"}"#.to_owned())
+    );
     drop(up);
     for _ in 0..20 {
         let (code, body) = hello(&gw, None);
@@ -178,15 +209,28 @@ fn an_upstream_that_goes_away_is_503_with_one_line_and_the_gateway_recovers_by_i
         assert!(body.contains("\"unavailable\""), "{body}");
     }
     let lines = |what: &str| gw.log().lines().filter(|l| l.contains(what)).count();
-    assert_eq!(lines("is unavailable"), 1, "one line per outage:\n{}", gw.log());
+    assert_eq!(
+        lines("is unavailable"),
+        1,
+        "one line per outage:\n{}",
+        gw.log()
+    );
     let _back = serve();
     let until = Instant::now() + Duration::from_secs(10);
     while hello(&gw, None).0 != 200 {
-        assert!(Instant::now() < until, "the gateway did not recover:\n{}", gw.log());
+        assert!(
+            Instant::now() < until,
+            "the gateway did not recover:\n{}",
+            gw.log()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(lines("is back ("), 1, "{}", gw.log());
-    assert!(gw.log().contains("call(s) answered UNAVAILABLE"), "{}", gw.log());
+    assert!(
+        gw.log().contains("call(s) answered UNAVAILABLE"),
+        "{}",
+        gw.log()
+    );
 }
 
 #[test]
@@ -253,4 +297,60 @@ fn an_upstream_without_reflection_and_no_files_is_one_clear_line() {
     let err = refused(&["--upstream", &format!("127.0.0.1:{}", server.1)]);
     let last = err.lines().last().unwrap_or_default();
     assert!(last.contains("--proto or --protoset"), "{err}");
+}
+
+#[test]
+fn a_rule_file_gives_rest_to_a_server_whose_protos_have_no_rules() {
+    let server = interop_server();
+    let dir = std::env::temp_dir().join(format!("volley-gw-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("api_config.yaml");
+    // grpc-gateway's --grpc-api-configuration file, as its docs write one.
+    std::fs::write(
+        &rules,
+        "type: google.api.Service\nconfig_version: 3\nhttp:\n  rules:\n    \
+         - selector: grpc.testing.TestService.UnaryCall\n      post: /v1/unary\n      body: \"*\"\n    \
+         - selector: grpc.testing.TestService.EmptyCall\n      get: /v1/empty\n",
+    )
+    .unwrap();
+    let proto = workspace().join("proto/grpc/testing/test.proto");
+    let include = workspace().join("proto");
+    let flags = [
+        "--proto",
+        proto.to_str().unwrap(),
+        "-i",
+        include.to_str().unwrap(),
+        "--http-rules",
+        rules.to_str().unwrap(),
+    ];
+    let gw = gateway(&format!("127.0.0.1:{}", server.1), &flags);
+    let out = ok_stdout(Command::new(tool("curl")).args([
+        "-s",
+        "-d",
+        r#"{"responseSize": 3, "fillUsername": true}"#,
+        &format!("http://{}/v1/unary", gw.addr()),
+    ]));
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["payload"]["body"], "AAAA", "{out}");
+    let out = ok_stdout(
+        Command::new(tool("curl")).args(["-s", &format!("http://{}/v1/empty", gw.addr())]),
+    );
+    assert_eq!(out.trim(), "{}");
+
+    // A selector that names no method is refused at start, naming it.
+    std::fs::write(
+        &rules,
+        "http:\n  rules:\n    - selector: grpc.testing.TestService.NoSuch\n      get: /v1/x\n",
+    )
+    .unwrap();
+    let err = refused(
+        &[
+            &["--upstream", &format!("127.0.0.1:{}", server.1)][..],
+            &flags,
+        ]
+        .concat(),
+    );
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains("grpc.testing.TestService.NoSuch"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,22 @@ use crate::schema::SchemaError;
 /// Compiles `file` with protox. Like ghz, the current directory and the file's own directory are
 /// added to `import_paths`.
 pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<DescriptorPool, SchemaError> {
+    compile(file, import_paths, false)
+}
+
+/// [`compile_proto`], the files' comments kept (for documents made from them: OpenAPI).
+pub fn compile_proto_documented(
+    file: &Path,
+    import_paths: &[PathBuf],
+) -> Result<DescriptorPool, SchemaError> {
+    compile(file, import_paths, true)
+}
+
+fn compile(
+    file: &Path,
+    import_paths: &[PathBuf],
+    comments: bool,
+) -> Result<DescriptorPool, SchemaError> {
     let mut includes: Vec<PathBuf> = import_paths.to_vec();
     if let Some(dir) = file.parent() {
         includes.push(if dir.as_os_str().is_empty() {
@@ -29,7 +45,7 @@ pub fn compile_proto(file: &Path, import_paths: &[PathBuf]) -> Result<Descriptor
     }
     let mut compiler =
         protox::Compiler::with_file_resolver(resolver(&includes, &Lowered::default()));
-    compiler.include_imports(true);
+    compiler.include_imports(true).include_source_info(comments);
     compiler
         .open_file(file)
         .map_err(|e| SchemaError::Compile(describe(&e)))?;

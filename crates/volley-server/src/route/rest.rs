@@ -37,7 +37,11 @@ struct Template {
 /// One REST route: an HTTP method and path template bound to a gRPC method.
 #[derive(Clone, Debug)]
 pub(crate) struct Route {
-    method: Method,
+    pub(crate) method: Method,
+    /// The rule's path template as written (for OpenAPI).
+    pub(crate) path: String,
+    /// The gRPC method.
+    pub(crate) rpc: MethodDescriptor,
     template: Template,
     /// `*` (the whole body is the message), a field name, or empty (no body).
     pub(crate) body: String,
@@ -233,6 +237,8 @@ impl Route {
         };
         let mut routes = vec![Route {
             method: verb,
+            path: template.clone(),
+            rpc: method.clone(),
             template: parse_template(template).map_err(err)?,
             body: rule.body.clone(),
             grpc_path: format!("/{}/{}", method.parent_service().full_name(), method.name()),

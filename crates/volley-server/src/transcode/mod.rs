@@ -78,8 +78,48 @@ pub fn json_to_proto(desc: &MessageDescriptor, json: &[u8]) -> Result<Bytes, Sta
     let mut de = serde_json::Deserializer::from_slice(json);
     let msg = DynamicMessage::deserialize(desc.clone(), &mut de)
         .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| Status::invalid_argument(format!("invalid {} JSON: {e}", desc.full_name())))?;
+        .map_err(|e| {
+            let field = serde_json::from_slice(json)
+                .ok()
+                .and_then(|v| culprit(desc, &v))
+                .map(|f| format!("field {f}: "))
+                .unwrap_or_default();
+            Status::invalid_argument(format!("invalid {} JSON: {field}{e}", desc.full_name()))
+        })?;
     Ok(msg.encode_to_vec().into())
+}
+
+/// The field (a dotted path) of a JSON object that does not fit `desc`: one its message does
+/// not have, or the first whose value does not decode alone. Only on the error path.
+fn culprit(desc: &MessageDescriptor, v: &serde_json::Value) -> Option<String> {
+    let obj = v.as_object()?;
+    for (key, value) in obj {
+        let Some(field) = desc
+            .get_field_by_json_name(key)
+            .or_else(|| desc.get_field_by_name(key))
+        else {
+            return Some(key.clone());
+        };
+        let alone = serde_json::Value::Object([(key.clone(), value.clone())].into_iter().collect());
+        if DynamicMessage::deserialize(desc.clone(), alone).is_ok() {
+            continue;
+        }
+        let inner = match field.kind() {
+            prost_reflect::Kind::Message(m)
+                if !field.is_map()
+                    && !field.is_list()
+                    && !m.full_name().starts_with("google.protobuf.") =>
+            {
+                culprit(&m, value)
+            }
+            _ => None,
+        };
+        return Some(match inner {
+            Some(rest) => format!("{}.{rest}", field.name()),
+            None => field.name().to_owned(),
+        });
+    }
+    None
 }
 
 /// Protobuf bytes to JSON for `desc` (the JSON codecs' reply path).
@@ -127,6 +167,40 @@ mod tests {
         );
         let j = error_json(&Status::not_found("x"));
         assert_eq!(j, serde_json::json!({"code": "not_found", "message": "x"}));
+    }
+
+    #[test]
+    fn a_body_that_does_not_fit_names_its_field() {
+        let dir = std::env::temp_dir().join(format!("volley-culprit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.proto");
+        std::fs::write(
+            &file,
+            r#"syntax = "proto3";
+            message Inner { int32 count = 1; }
+            message Outer { string text = 1; Inner inner = 2; repeated string tags = 3; }"#,
+        )
+        .unwrap();
+        let pool = volley_proto::load::compile_proto(&file, std::slice::from_ref(&dir)).unwrap();
+        let outer = pool.get_message_by_name("Outer").unwrap();
+        let why = |json: &str| {
+            json_to_proto(&outer, json.as_bytes())
+                .unwrap_err()
+                .message()
+                .to_owned()
+        };
+        assert!(
+            why(r#"{"text": 1}"#).contains("field text: invalid type"),
+            "{}",
+            why(r#"{"text": 1}"#)
+        );
+        let nested = why(r#"{"text": "ok", "inner": {"count": "many"}}"#);
+        assert!(nested.contains("field inner.count: "), "{nested}");
+        assert!(why(r#"{"nope": 1}"#).contains("field nope: "));
+        assert!(why(r#"{"tags": "one"}"#).contains("field tags: "));
+        // JSON that does not parse names no field.
+        assert!(!why("{").contains("field"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

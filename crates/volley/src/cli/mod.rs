@@ -68,6 +68,9 @@ pub enum Command {
     /// server: every call forwarded to --upstream (its services from --proto, --protoset or its
     /// reflection), with `volley serve`'s server flags.
     Gateway(Box<crate::gateway::GatewayArgs>),
+    /// Print the OpenAPI 3 document of .proto files' REST rules (google.api.http), as `volley
+    /// serve` and `volley gateway` serve it at GET /openapi.json.
+    Openapi(crate::openapi::OpenapiArgs),
     /// A web page to call methods: grpcui's command line (`volley ui -plaintext HOST:PORT`),
     /// its banner and its page's endpoints (the binary run as `grpcui` is this).
     Ui(Box<volley_ui::UiArgs>),
