@@ -116,7 +116,7 @@ pub async fn dial(o: &DialOpts, warn: &mut Vec<String>) -> Result<Dialed, DialEr
     let attempt = async {
         let mut backoff = Duration::from_secs(1);
         loop {
-            match connect(&target).await {
+            match connect(&ep, &target).await {
                 Ok(io) => return Ok(io),
                 Err(_) => {
                     tokio::time::sleep(backoff).await;
@@ -189,15 +189,19 @@ pub(crate) type Io = Box<dyn IoStream>;
 pub(crate) trait IoStream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> IoStream for T {}
 
-/// The connected stream, and its two ends when it is TCP (for Go's read errors).
-async fn connect(target: &Target) -> std::io::Result<(Io, Option<(SocketAddr, SocketAddr)>)> {
+/// The connected stream (through `ep`'s proxy when one applies: `volley_client::proxy`), and
+/// its two ends when it is TCP (for Go's read errors).
+async fn connect(
+    ep: &Endpoint,
+    target: &Target,
+) -> std::io::Result<(Io, Option<(SocketAddr, SocketAddr)>)> {
     let tcp = |s: TcpStream| -> (Io, Option<(SocketAddr, SocketAddr)>) {
         let _ = s.set_nodelay(true);
         let ends = s.local_addr().ok().zip(s.peer_addr().ok());
         (Box::new(s), ends)
     };
     Ok(match target {
-        Target::Tcp(hp) => tcp(TcpStream::connect(hp.as_str()).await?),
+        Target::Tcp(hp) => tcp(volley_client::proxy::tcp(ep, hp).await?),
         Target::Unix(p) => (Box::new(UnixStream::connect(p).await?), None),
         Target::List(addrs) => tcp(TcpStream::connect(addrs.as_slice()).await?),
     })

@@ -154,6 +154,9 @@ pub struct Endpoint {
     /// Opens connections itself instead of a socket to `target` (an in-process server, e.g.
     /// volley-mock's `MockServer::channel`); `target` then only names the server.
     pub dialer: Option<Dialer>,
+    /// The HTTP proxy its connections go through (`crate::proxy`): by default the
+    /// environment's (`HTTPS_PROXY`, `NO_PROXY`).
+    pub(crate) proxy: crate::proxy::ProxySetting,
 }
 
 /// A dialled byte stream (TCP or Unix socket, maybe TLS, or a [`Dialer`]'s); boxed once per
@@ -218,7 +221,21 @@ impl Endpoint {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             keepalive: None,
             dialer: None,
+            proxy: crate::proxy::ProxySetting::default(),
         })
+    }
+
+    /// Dials through the HTTP proxy at `url` (`http://[user:password@]host:port`, CONNECT), or,
+    /// with `None`, never through one, whatever `HTTPS_PROXY` says. By default an endpoint
+    /// follows the environment, as grpc-go does (see [`proxy`](crate::proxy)).
+    pub fn proxy(mut self, url: Option<&str>) -> Result<Self, crate::proxy::ProxyError> {
+        self.proxy = match url {
+            Some(u) => {
+                crate::proxy::ProxySetting::Through(Arc::new(crate::proxy::Proxy::parse(u)?))
+            }
+            None => crate::proxy::ProxySetting::Off,
+        };
+        Ok(self)
     }
 
     /// Connections opened by `dialer` (no socket, no TLS); `target` names the server in

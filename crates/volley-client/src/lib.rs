@@ -11,7 +11,8 @@
 //! `service_config` reads gRPC service configs (retry and hedging policies, throttling,
 //! timeouts) and `retry` runs a call's attempts by them; `reflect` fetches schemas by server
 //! reflection; `codegen` is what generated clients import. Under both audiences, `connection`
-//! dials and owns one HTTP/2 connection on the h2 crate (no tower, no hyper); a caller that
+//! dials (through an HTTP proxy when `HTTPS_PROXY` or the endpoint names one: [`proxy`]) and
+//! owns one HTTP/2 connection on the h2 crate (no tower, no hyper); a caller that
 //! drives its own streams on one (`volley call`'s dynamic calls) sends with [`send_message`]
 //! and words an h2 failure with [`transport_status`].
 //!
@@ -51,6 +52,7 @@ pub mod load;
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
 mod policy;
+pub mod proxy;
 #[cfg(feature = "reflection")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reflection")))]
 pub mod reflect;

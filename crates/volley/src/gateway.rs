@@ -84,6 +84,11 @@ pub struct GatewayArgs {
     #[arg(long)]
     pub legacy_metadata_headers: bool,
 
+    /// Reach the upstream through this HTTP proxy (`http://[user:password@]host:port`, with
+    /// CONNECT) [default: HTTPS_PROXY unless NO_PROXY lists the upstream, as grpc-go reads them].
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+
     /// How the gateway listens and guards its port: as `volley serve`.
     #[command(flatten)]
     pub server: ServerFlags,
@@ -162,6 +167,9 @@ fn endpoint(args: &GatewayArgs) -> Result<Endpoint> {
             skip_verify: false,
         })?;
         ep = ep.tls(config);
+    }
+    if let Some(url) = &args.proxy {
+        ep = ep.proxy(Some(url)).context("--proxy")?;
     }
     Ok(ep)
 }

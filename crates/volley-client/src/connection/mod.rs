@@ -177,9 +177,7 @@ pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn IoStream>, ConnectE
     }
     let io: Box<dyn IoStream> = match &ep.target {
         Target::Tcp(hostport) => {
-            let tcp = TcpStream::connect(hostport.as_str())
-                .await
-                .map_err(io_err)?;
+            let tcp = crate::proxy::tcp(ep, hostport).await.map_err(io_err)?;
             let _ = tcp.set_nodelay(true);
             Box::new(tcp)
         }
