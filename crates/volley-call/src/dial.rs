@@ -201,7 +201,7 @@ async fn connect(
         (Box::new(s), ends)
     };
     Ok(match target {
-        Target::Tcp(hp) => tcp(volley_client::proxy::tcp(ep, hp).await?),
+        Target::Tcp(hp) => tcp(volley_client::connection::tcp(ep, hp).await?),
         Target::Unix(p) => (Box::new(UnixStream::connect(p).await?), None),
         Target::List(addrs) => tcp(TcpStream::connect(addrs.as_slice()).await?),
     })

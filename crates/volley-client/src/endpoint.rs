@@ -230,9 +230,9 @@ impl Endpoint {
     /// follows the environment, as grpc-go does (see [`proxy`](crate::proxy)).
     pub fn proxy(mut self, url: Option<&str>) -> Result<Self, crate::proxy::ProxyError> {
         self.proxy = match url {
-            Some(u) => {
-                crate::proxy::ProxySetting::Through(Arc::new(crate::proxy::Proxy::parse(u)?))
-            }
+            Some(u) => crate::proxy::ProxySetting::Through(std::sync::Arc::new(
+                crate::proxy::Proxy::parse(u)?,
+            )),
             None => crate::proxy::ProxySetting::Off,
         };
         Ok(self)

@@ -7,7 +7,8 @@
 //! CIDR (`10.0.0.0/8`); a host name, which also covers its subdomains (`example.com`), or only
 //! them with a leading dot (`.example.com`, `*.example.com`); each optionally with `:port`.
 //! An [`Endpoint`](crate::Endpoint) can name its own proxy, or none
-//! ([`Endpoint::proxy`](crate::Endpoint::proxy)).
+//! ([`Endpoint::proxy`](crate::Endpoint::proxy)); [`connection::tcp`](crate::connection::tcp)
+//! dials by it.
 
 use std::{
     net::IpAddr,
@@ -126,20 +127,6 @@ impl Proxy {
             )));
         }
         Ok(tcp)
-    }
-}
-
-/// A TCP connection to `hostport` for `ep`: through the proxy its setting (or the
-/// environment) names for that target, else straight there. Every dial of volley's clients
-/// comes here (`volley call`'s own dialer too).
-pub async fn tcp(ep: &crate::Endpoint, hostport: &str) -> std::io::Result<TcpStream> {
-    let proxy = ep
-        .proxy
-        .for_target(hostport)
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    match proxy {
-        Some(p) => p.connect(hostport).await,
-        None => TcpStream::connect(hostport).await,
     }
 }
 

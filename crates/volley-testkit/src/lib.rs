@@ -2,7 +2,8 @@
 //! control of headers and bytes (for protocol tests), [`Volley`] and [`VolleyProcess`] run the
 //! real binary on a free port, [`tool`] finds the third-party peers (grpcurl, ghz) the test script
 //! installed, [`report_shape`] reads ghz's report layouts (to compare volley's with ghz's, live
-//! or from the golden files), and [`fuzz`] holds the fuzz targets' bodies.
+//! or from the golden files), [`peers`] holds what several tests ask of the same peers, and
+//! [`fuzz`] holds the fuzz targets' bodies.
 
 mod cli;
 mod client_path;
@@ -10,6 +11,7 @@ pub mod fuzz;
 pub mod hostile;
 pub mod otlp;
 pub mod pages;
+pub mod peers;
 mod process;
 mod prometheus;
 mod raw;

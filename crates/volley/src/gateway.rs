@@ -12,10 +12,7 @@ use volley_client::{Endpoint, Policy, ServiceConfig, Strategy, tls::TlsOptions};
 use volley_gateway::{Upstream, headers::RestHeaders};
 use volley_server::Server;
 
-use crate::{
-    cli::ServerFlags,
-    serve::{Listening, serve},
-};
+use crate::server::{Listening, ServerFlags, serve};
 
 /// `volley gateway`'s flags: where the upstream is, what it serves, and `volley serve`'s
 /// server flags.
@@ -185,20 +182,11 @@ fn schema(args: &GatewayArgs, endpoint: &Endpoint) -> Result<DescriptorPool> {
 /// The upstream's services: from the files given, or its reflection.
 fn services(args: &GatewayArgs, endpoint: &Endpoint) -> Result<DescriptorPool> {
     if !args.proto.is_empty() || !args.protoset.is_empty() {
-        let mut pool = DescriptorPool::new();
-        for p in &args.proto {
-            let one = volley_proto::load::compile_proto_documented(p, &args.import_paths)?;
-            // Through the encoding, not `prost_types` (which drops the options it does not
-            // know, `google.api.http` among them).
-            pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
-                .with_context(|| format!("--proto {}", p.display()))?;
-        }
-        for p in &args.protoset {
-            let one = volley_proto::load::load_protoset(p)?;
-            pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
-                .with_context(|| format!("--protoset {}", p.display()))?;
-        }
-        return Ok(pool);
+        return Ok(volley_proto::load::documented_pool(
+            &args.proto,
+            &args.import_paths,
+            &args.protoset,
+        )?);
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

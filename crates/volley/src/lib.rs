@@ -14,6 +14,7 @@ pub mod openapi;
 pub mod progress;
 pub mod report;
 pub mod serve;
+pub mod server;
 pub mod signal;
 
 use std::process::ExitCode;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use prost_reflect::DescriptorPool;
 
 /// `volley openapi`'s flags.
 #[derive(Debug, Args)]
@@ -42,17 +41,7 @@ pub fn run(a: OpenapiArgs) -> Result<()> {
     if a.protos.is_empty() && a.protoset.is_empty() {
         bail!("give the .proto files (or --protoset) whose REST rules to describe");
     }
-    let mut pool = DescriptorPool::new();
-    for p in &a.protos {
-        let one = volley_proto::load::compile_proto_documented(p, &a.import_paths)?;
-        pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
-            .with_context(|| p.display().to_string())?;
-    }
-    for p in &a.protoset {
-        let one = volley_proto::load::load_protoset(p)?;
-        pool.decode_file_descriptor_set(&one.encode_to_vec()[..])
-            .with_context(|| p.display().to_string())?;
-    }
+    let pool = volley_proto::load::documented_pool(&a.protos, &a.import_paths, &a.protoset)?;
     let title = a.title.clone().unwrap_or_else(|| {
         pool.services()
             .map(|s| s.name().to_owned())

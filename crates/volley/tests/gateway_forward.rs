@@ -12,9 +12,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use volley_testkit::{
-    Volley, VolleyProcess, ok_stdout, pages::StaticFiles, tool, volley, workspace,
+    Volley, VolleyProcess, ok_stdout,
+    pages::StaticFiles,
+    peers::{GO_INTEROP_CASES, assert_browser_example_results, drive_browser_example},
+    tool, volley, workspace,
 };
 
 const VOLLEY: Volley = volley!();
@@ -59,27 +62,6 @@ fn gateway(upstream: &str, extra: &[&str]) -> VolleyProcess {
     VolleyProcess::start(VOLLEY.bin(), &args)
 }
 
-/// The cases grpc-go's interop client has (tests/interop.rs runs the same against `volley
-/// serve`).
-const CASES: &[&str] = &[
-    "empty_unary",
-    "large_unary",
-    "client_streaming",
-    "server_streaming",
-    "ping_pong",
-    "empty_stream",
-    "timeout_on_sleeping_server",
-    "cancel_after_begin",
-    "cancel_after_first_response",
-    "status_code_and_message",
-    "special_status_message",
-    "custom_metadata",
-    "unimplemented_method",
-    "unimplemented_service",
-    "rpc_soak",
-    "channel_soak",
-];
-
 #[test]
 fn grpc_gos_interop_client_passes_every_case_through_the_gateway_to_grpc_gos_server() {
     let server = interop_server();
@@ -95,7 +77,7 @@ fn grpc_gos_interop_client_passes_every_case_through_the_gateway_to_grpc_gos_ser
         ],
     );
     let mut failed = Vec::new();
-    for case in CASES {
+    for case in GO_INTEROP_CASES {
         let out = Command::new(tool("grpc-interop-client"))
             .args([
                 "--server_host=127.0.0.1",
@@ -122,12 +104,7 @@ fn grpc_gos_interop_client_passes_every_case_through_the_gateway_to_grpc_gos_ser
 
 #[test]
 fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
-    let dir = workspace().join("examples/browser");
-    assert!(
-        dir.join("dist/app.js").is_file() && dir.join("node_modules/puppeteer-core").is_dir(),
-        "examples/browser is not built: run scripts/install-test-tools"
-    );
-    let pages = StaticFiles::serve(&dir);
+    let pages = StaticFiles::serve(workspace().join("examples/browser"));
     let origin = format!("http://127.0.0.1:{}", pages.port());
     // The upstream speaks gRPC only to the gateway; the page reaches it through the gateway.
     let up = VOLLEY.serve(&[]);
@@ -140,35 +117,9 @@ fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
             "x-grpc-test-echo-initial",
         ],
     );
-    let out = ok_stdout(
-        Command::new(tool("node"))
-            .arg("test/drive.mjs")
-            .arg(format!("{origin}/index.html?api=http://{}", gw.addr()))
-            .current_dir(&dir),
-    );
-    let seen: Value = serde_json::from_str(out.trim()).unwrap();
-    for p in ["connect-json", "connect-proto", "grpc-web"] {
-        let r = &seen["results"][p];
-        assert!(r.get("failure").is_none(), "{p}: {seen}");
-        assert_eq!(r["hello"], "Hello browser", "{p}: {r}");
-        assert_eq!(
-            r["user"],
-            json!({"id": "7", "name": "Dmitry K."}),
-            "{p}: {r}"
-        );
-        assert_eq!(
-            r["streamed"],
-            json!([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
-            "{p}: {r}"
-        );
-        // Sent by the page, echoed by the upstream, passed back by the gateway, exposed by CORS.
-        assert_eq!(r["echoedHeader"], "from-the-page", "{p}: {r}");
-        assert_eq!(
-            r["error"],
-            json!({"code": "InvalidArgument", "message": "the page asked for this error"}),
-            "{p}: {r}"
-        );
-    }
+    let seen = drive_browser_example(&format!("{origin}/index.html?api=http://{}", gw.addr()));
+    // The header the page sends is echoed by the upstream and passed back by the gateway.
+    assert_browser_example_results(&seen);
 }
 
 /// A Connect JSON call to the greeter through `gw`: (HTTP status, body).

@@ -29,24 +29,7 @@ use volley_testkit::{VolleyProcess, ok_stdout, tool, workspace};
 use volley_wire::Code;
 
 /// The cases grpc-go's client and grpc-java's client both run.
-const CASES: &[&str] = &[
-    "empty_unary",
-    "large_unary",
-    "client_streaming",
-    "server_streaming",
-    "ping_pong",
-    "empty_stream",
-    "timeout_on_sleeping_server",
-    "cancel_after_begin",
-    "cancel_after_first_response",
-    "status_code_and_message",
-    "special_status_message",
-    "custom_metadata",
-    "unimplemented_method",
-    "unimplemented_service",
-    "rpc_soak",
-    "channel_soak",
-];
+const CASES: &[&str] = volley_testkit::peers::GO_INTEROP_CASES;
 
 /// The cases only grpc-java's client has.
 const JAVA_ONLY: &[&str] = &[

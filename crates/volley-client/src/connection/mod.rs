@@ -165,6 +165,20 @@ pub(crate) fn unavailable(e: impl std::fmt::Display) -> volley_wire::Status {
     volley_wire::Status::unavailable(format!("connection error: {e}"))
 }
 
+/// A TCP connection to `hostport` for `ep`: through the proxy its setting (or the environment)
+/// names for that target ([`proxy`](crate::proxy)), else straight there. Every dial of
+/// volley's clients comes here (`volley call`'s own dialer too).
+pub async fn tcp(ep: &Endpoint, hostport: &str) -> std::io::Result<TcpStream> {
+    let proxy = ep
+        .proxy
+        .for_target(hostport)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    match proxy {
+        Some(p) => p.connect(hostport).await,
+        None => TcpStream::connect(hostport).await,
+    }
+}
+
 /// Opens the byte stream to `ep`: connect, then TLS when configured.
 pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn IoStream>, ConnectError> {
     let target = ep.target.to_string();
@@ -177,7 +191,7 @@ pub(crate) async fn dial_io(ep: &Endpoint) -> Result<Box<dyn IoStream>, ConnectE
     }
     let io: Box<dyn IoStream> = match &ep.target {
         Target::Tcp(hostport) => {
-            let tcp = crate::proxy::tcp(ep, hostport).await.map_err(io_err)?;
+            let tcp = tcp(ep, hostport).await.map_err(io_err)?;
             let _ = tcp.set_nodelay(true);
             Box::new(tcp)
         }

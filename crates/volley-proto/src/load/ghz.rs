@@ -22,6 +22,25 @@ pub fn compile_proto_documented(
     compile(file, import_paths, true)
 }
 
+/// Every `.proto` file (comments kept) and descriptor set in one pool, custom options
+/// (`google.api.http`) kept: the pools are joined through their encodings, not `prost_types`.
+pub fn documented_pool(
+    protos: &[PathBuf],
+    import_paths: &[PathBuf],
+    protosets: &[PathBuf],
+) -> Result<DescriptorPool, SchemaError> {
+    let mut pool = DescriptorPool::new();
+    let loaded = protos
+        .iter()
+        .map(|p| (p, compile_proto_documented(p, import_paths)))
+        .chain(protosets.iter().map(|p| (p, load_protoset(p))));
+    for (path, one) in loaded {
+        pool.decode_file_descriptor_set(&one?.encode_to_vec()[..])
+            .map_err(|e| SchemaError::Compile(format!("{}: {e}", path.display())))?;
+    }
+    Ok(pool)
+}
+
 fn compile(
     file: &Path,
     import_paths: &[PathBuf],

@@ -19,7 +19,7 @@ mod grpcurl;
 mod protoset;
 mod resolve;
 
-pub use ghz::{compile_proto, compile_proto_documented, load_protoset};
+pub use ghz::{compile_proto, compile_proto_documented, documented_pool, load_protoset};
 pub use gripmock::{Compiled, Loaded, SourcesError, compile_protos, load_sources};
 pub use grpcurl::{compile_files, resolve_filenames};
 pub use protoset::{Protoset, ProtosetError, read_protoset};
