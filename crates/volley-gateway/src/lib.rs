@@ -49,9 +49,10 @@ pub struct Forwarded {
     pub health: bool,
 }
 
-/// Every service of `pool`, each method forwarding to `upstream`.
-pub fn services(pool: &DescriptorPool, upstream: Upstream) -> Forwarded {
-    let up = Arc::new(upstream);
+/// Every service of `pool`, each method forwarding to `upstream` (shared by the services of
+/// each reload of the descriptors: its outage state and settings carry over).
+pub fn services(pool: &DescriptorPool, upstream: &Arc<Upstream>) -> Forwarded {
+    let up = upstream.clone();
     let descriptors = Bytes::from(pool.encode_to_vec());
     let mut out = Forwarded::default();
     for s in pool.services() {

@@ -136,7 +136,9 @@ fn files_with_deps(file: FileDescriptor) -> Resp {
         if !seen.insert(f.name().to_owned()) {
             continue;
         }
-        out.push(f.file_descriptor_proto().encode_to_vec());
+        // The file as it was given, custom options (`google.api.http`) included, as grpc-go
+        // serves it; `prost_types`' copy would drop them.
+        out.push(f.encode_to_vec());
         stack.extend(f.dependencies());
     }
     Resp::FileDescriptorResponse(FileDescriptorResponse {

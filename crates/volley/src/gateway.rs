@@ -2,12 +2,16 @@
 //! server (`volley_gateway`), served with `volley serve`'s server flags (TLS, token, CORS,
 //! metrics, traces, limits).
 
-use std::path::PathBuf;
+use std::{
+    path::PathBuf,
+    sync::{Arc, mpsc},
+};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use prost_reflect::DescriptorPool;
-use tracing::info;
+use tracing::{info, warn};
+use volley_bench::plan::units::parse_duration;
 use volley_client::{Endpoint, Policy, ServiceConfig, Strategy, tls::TlsOptions};
 use volley_gateway::{Upstream, headers::RestHeaders};
 use volley_server::Server;
@@ -86,6 +90,11 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "URL")]
     pub proxy: Option<String>,
 
+    /// How often to ask the upstream's reflection whether its services changed, serving the new
+    /// ones when they did (0: only on SIGHUP, which always rereads the files or reflection).
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub reload_interval: std::time::Duration,
+
     /// How the gateway listens and guards its port: as `volley serve`.
     #[command(flatten)]
     pub server: ServerFlags,
@@ -93,9 +102,26 @@ pub struct GatewayArgs {
 
 /// Runs the gateway until a signal, then drains and returns.
 pub fn run(args: GatewayArgs) -> Result<()> {
+    let args = Arc::new(args);
     let endpoint = endpoint(&args)?;
     let listening = Listening::bind(&args.server)?;
+    let upstream = Arc::new(upstream(&args, endpoint.clone())?);
     let pool = schema(&args, &endpoint)?;
+    let first = builder(&args, &pool, &upstream, true)?;
+    let (tx, next) = mpsc::channel();
+    watch(args.clone(), endpoint, &pool, upstream, tx);
+    serve(
+        first,
+        &args.server,
+        listening,
+        "",
+        "volley-gateway",
+        Some(next),
+    )
+}
+
+/// The upstream, with the flags' strategy, policy, service config and header rules.
+fn upstream(args: &GatewayArgs, endpoint: Endpoint) -> Result<Upstream> {
     let mut upstream = Upstream::new(endpoint)
         .strategy(
             args.upstream_strategy
@@ -114,8 +140,18 @@ pub fn run(args: GatewayArgs) -> Result<()> {
             .with_context(|| format!("--service-config {}", path.display()))?;
         upstream = upstream.service_config(config);
     }
-    let target = upstream.target().to_owned();
-    let forwarded = volley_gateway::services(&pool, upstream);
+    Ok(upstream)
+}
+
+/// The server for `pool`'s services, each forwarding to `upstream`, with the rule file's rules
+/// and the OpenAPI document; `say` logs what it forwards (at start; a reload says it once).
+fn builder(
+    args: &GatewayArgs,
+    pool: &DescriptorPool,
+    upstream: &Arc<Upstream>,
+    say: bool,
+) -> Result<volley_server::ServerBuilder> {
+    let forwarded = volley_gateway::services(pool, upstream);
     if forwarded.services.is_empty() {
         bail!("the upstream's descriptors have no service to forward");
     }
@@ -127,7 +163,9 @@ pub fn run(args: GatewayArgs) -> Result<()> {
         .join(", ");
     let mut builder = Server::builder().health(!forwarded.health).openapi(title);
     for s in forwarded.services {
-        info!("forwarding {} to {target}", s.name());
+        if say {
+            info!("forwarding {} to {}", s.name(), upstream.target());
+        }
         builder = builder.add_service(s);
     }
     if let Some(path) = &args.http_rules {
@@ -135,13 +173,88 @@ pub fn run(args: GatewayArgs) -> Result<()> {
             .with_context(|| format!("--http-rules {}", path.display()))?;
         let rules = volley_gateway::rules::parse(&text)
             .map_err(|e| anyhow::anyhow!("--http-rules {}: {e}", path.display()))?;
-        info!("{} HTTP rule(s) from {}", rules.len(), path.display());
+        if say {
+            info!("{} HTTP rule(s) from {}", rules.len(), path.display());
+        }
         for rule in rules {
             let selector = rule.selector.clone();
             builder = builder.http_rule(&selector, rule);
         }
     }
-    serve(builder, &args.server, listening, "", "volley-gateway")
+    Ok(builder)
+}
+
+/// A pool's files, by name, as encoded: what is compared to see whether descriptors changed
+/// (reflection's files come in no fixed order).
+fn fingerprint(pool: &DescriptorPool) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = pool
+        .files()
+        .map(|f| (f.name().to_owned(), f.encode_to_vec()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Rereads the descriptors on SIGHUP (files, or the upstream's reflection) and, from
+/// reflection, every `--reload-interval`; a change sends a new server's builder to `tx`.
+fn watch(
+    args: Arc<GatewayArgs>,
+    endpoint: Endpoint,
+    pool: &DescriptorPool,
+    upstream: Arc<Upstream>,
+    tx: mpsc::Sender<volley_server::ServerBuilder>,
+) {
+    let (ask, asked) = mpsc::channel::<&'static str>();
+    let on_hup = ask.clone();
+    crate::signal::on_each_hangup(move || {
+        let _ = on_hup.send("SIGHUP");
+    });
+    let from_reflection = args.proto.is_empty() && args.protoset.is_empty();
+    if from_reflection && !args.reload_interval.is_zero() {
+        let every = args.reload_interval;
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(every);
+                if ask.send("a change in the upstream's reflection").is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    let mut seen = fingerprint(pool);
+    std::thread::spawn(move || {
+        for why in asked {
+            let fresh = match schema(&args, &endpoint) {
+                Ok(p) => p,
+                Err(e) => {
+                    if why == "SIGHUP" {
+                        warn!("SIGHUP: cannot reread the descriptors ({e:#}); the old ones stay");
+                    }
+                    continue;
+                }
+            };
+            let now = fingerprint(&fresh);
+            if now == seen {
+                if why == "SIGHUP" {
+                    info!("SIGHUP: the descriptors are unchanged");
+                }
+                continue;
+            }
+            match builder(&args, &fresh, &upstream, false) {
+                Ok(b) => {
+                    info!(
+                        "the descriptors changed ({why}): serving {} service(s) from them",
+                        fresh.services().count()
+                    );
+                    seen = now;
+                    if tx.send(b).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => warn!("the new descriptors cannot be served ({e:#}); the old ones stay"),
+            }
+        }
+    });
 }
 
 /// The upstream's endpoint, with TLS as its scheme and the flags ask.

@@ -78,7 +78,14 @@ pub fn run(mut args: ServeArgs) -> Result<()> {
     } else {
         " and change the stubs (the admin API)"
     };
-    serve(builder, &args.server, listening, exposes, "volley-serve")
+    serve(
+        builder,
+        &args.server,
+        listening,
+        exposes,
+        "volley-serve",
+        None,
+    )
 }
 
 /// A server builder with every built-in service; each brings its descriptors (reflection,

@@ -2,13 +2,19 @@
 //! under them until a signal: what `volley serve` and `volley gateway` share, whatever they
 //! serve.
 
-use std::{path::PathBuf, sync::Arc, thread, time::Duration};
+use std::{
+    path::PathBuf,
+    sync::{Arc, mpsc},
+    thread,
+    time::Duration,
+};
 
 use anyhow::Result;
 use clap::Args;
 use tracing::{info, warn};
 use volley_bench::plan::units::{parse_duration, parse_size};
 use volley_server::{
+    Server,
     auth::BearerToken,
     cors::Cors,
     listen::{Bound, SocketFiles},
@@ -192,30 +198,21 @@ impl Listening {
 /// Serves `builder`'s services on `listening` under the server flags (limits, metrics, traces,
 /// CORS, token, TLS with reloads) until a signal, then drains. `exposes` finishes the warning
 /// for a port others reach without auth (what else they could do besides calling); `name`
-/// names the threads and the traces' service.
+/// names the threads and the traces' service. With `next`, each builder that arrives replaces
+/// the services served (`volley gateway`'s reloaded descriptors): the new server starts on the
+/// same sockets, then the old one drains, so no connection is refused in between.
 pub fn serve(
-    mut builder: volley_server::ServerBuilder,
+    builder: volley_server::ServerBuilder,
     args: &ServerFlags,
     listening: Listening,
     exposes: &str,
     name: &str,
+    next: Option<mpsc::Receiver<volley_server::ServerBuilder>>,
 ) -> Result<()> {
     let Listening {
         listeners,
         socket_files,
     } = listening;
-    builder = builder
-        .send_compressed(args.compress)
-        .max_concurrent_streams(args.max_concurrent_streams)
-        .max_recv_message_size(args.max_recv_message_size)
-        .grace_period(args.grace_period)
-        .handshake_timeout(args.handshake_timeout)
-        .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
-        .also_plaintext(args.also_plaintext);
-    // Metrics and traces first: they see the calls the token check refuses, too.
-    if args.metrics {
-        builder = builder.metrics(Metrics::new());
-    }
     let _exporter = match &args.otlp_endpoint {
         Some(url) => {
             // The flags over the environment (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL and
@@ -229,38 +226,13 @@ pub fn serve(
             }
             let e = Exporter::start_with(opts)?;
             info!("exporting a span per call to {}", e.url());
-            builder = builder.intercept(ServerTracing);
             Some(e)
         }
         None => None,
     };
-    if !args.cors_origin.is_empty() {
-        let mut cors = Cors::new()
-            .allow_headers(&args.cors_header)
-            .expose_headers(&args.cors_header);
-        for origin in &args.cors_origin {
-            cors = cors.allow_origin(origin);
-        }
-        builder = builder.cors(cors);
-    }
-    if let Some(token) = &args.require_token {
-        let mut check = BearerToken::new(token);
-        for path in &args.open_endpoint {
-            check = check.open_endpoint(path);
-        }
-        builder = builder.intercept(check);
-    }
-    builder = builder.max_connections(
-        args.max_connections
-            .map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
-    );
-    builder = builder.max_connection_idle(Some(args.max_connection_idle).filter(|d| !d.is_zero()));
-    builder = builder.ping_min_interval(Some(args.ping_min_interval).filter(|d| !d.is_zero()));
-    if let Some(max) = args.max_in_flight {
-        builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
-    }
     let mut mode = "h2c";
     let mut reloading = None;
+    let mut tls_config = None;
     // The certificate and key: the user's, or a local CA's made now. Either way a client CA
     // (--tls-client-ca) asks every handshake for a client certificate it signed.
     let files = match (&args.tls_cert, &args.tls_key) {
@@ -282,7 +254,7 @@ pub fn serve(
             client_ca: args.tls_client_ca.clone(),
         })?;
         info!("serving the TLS certificate {} ({loaded})", cert.display());
-        builder = builder.tls(config);
+        tls_config = Some(config);
         mode = if args.tls_client_ca.is_some() {
             "mutual TLS"
         } else {
@@ -306,7 +278,57 @@ pub fn serve(
         Some(r) if !args.tls_reload_interval.is_zero() => Some(r.watch(args.tls_reload_interval)?),
         _ => None,
     };
-    let server = Arc::new(builder.build()?);
+    // One instance across reloads: the counters go on.
+    let metrics = args.metrics.then(Metrics::new);
+    let traced = _exporter.is_some();
+    let configure = move |mut builder: volley_server::ServerBuilder| {
+        builder = builder
+            .send_compressed(args.compress)
+            .max_concurrent_streams(args.max_concurrent_streams)
+            .max_recv_message_size(args.max_recv_message_size)
+            .grace_period(args.grace_period)
+            .handshake_timeout(args.handshake_timeout)
+            .keepalive((!args.keepalive.is_zero()).then_some(args.keepalive))
+            .also_plaintext(args.also_plaintext);
+        // Metrics and traces first: they see the calls the token check refuses, too.
+        if let Some(m) = &metrics {
+            builder = builder.metrics(m.clone());
+        }
+        if traced {
+            builder = builder.intercept(ServerTracing);
+        }
+        if !args.cors_origin.is_empty() {
+            let mut cors = Cors::new()
+                .allow_headers(&args.cors_header)
+                .expose_headers(&args.cors_header);
+            for origin in &args.cors_origin {
+                cors = cors.allow_origin(origin);
+            }
+            builder = builder.cors(cors);
+        }
+        if let Some(token) = &args.require_token {
+            let mut check = BearerToken::new(token);
+            for path in &args.open_endpoint {
+                check = check.open_endpoint(path);
+            }
+            builder = builder.intercept(check);
+        }
+        builder = builder.max_connections(
+            args.max_connections
+                .map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
+        );
+        builder =
+            builder.max_connection_idle(Some(args.max_connection_idle).filter(|d| !d.is_zero()));
+        builder = builder.ping_min_interval(Some(args.ping_min_interval).filter(|d| !d.is_zero()));
+        if let Some(max) = args.max_in_flight {
+            builder = builder.max_in_flight(usize::try_from(max).unwrap_or(usize::MAX));
+        }
+        if let Some(c) = &tls_config {
+            builder = builder.tls(c.clone());
+        }
+        builder
+    };
+    let server = Arc::new(configure(builder).build()?);
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
@@ -341,12 +363,95 @@ pub fn serve(
     if let Some(r) = reloading {
         crate::signal::on_each_hangup(move || r.log(&r.reload(), "SIGHUP"));
     }
-    let signals = async {
-        let which = crate::signal::next().await;
-        info!("received {which}, draining");
-    };
-    server.serve_on_threads(listeners, threads, name, signals)?;
+    match next {
+        None => {
+            let signals = async {
+                let which = crate::signal::next().await;
+                info!("received {which}, draining");
+            };
+            server.serve_on_threads(listeners, threads, name, signals)?;
+        }
+        Some(next) => generations(server, &listeners, threads, name, next, configure)?,
+    }
     drop(socket_files);
     info!("stopped");
     Ok(())
+}
+
+/// A server running on its own thread until told to stop.
+struct Running {
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: thread::JoinHandle<Result<(), volley_server::ServeError>>,
+}
+
+impl Running {
+    fn start(
+        server: Arc<Server>,
+        listeners: &[Bound],
+        threads: usize,
+        name: &str,
+    ) -> Result<Running> {
+        let mine = listeners
+            .iter()
+            .map(Bound::try_clone)
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let name = name.to_owned();
+        let thread = thread::Builder::new()
+            .name(format!("{name}-main"))
+            .spawn(move || {
+                server.serve_on_threads(mine, threads, &name, async {
+                    let _ = stopped.await;
+                })
+            })?;
+        Ok(Running { stop, thread })
+    }
+
+    /// Stops it and waits for its calls to drain.
+    fn drain(self) -> Result<()> {
+        let _ = self.stop.send(());
+        match self.thread.join() {
+            Ok(r) => Ok(r?),
+            Err(_) => anyhow::bail!("a server thread panicked"),
+        }
+    }
+}
+
+/// Serves `first`, then each server built from a builder `next` sends, until a signal.
+fn generations(
+    first: Arc<Server>,
+    listeners: &[Bound],
+    threads: usize,
+    name: &str,
+    next: mpsc::Receiver<volley_server::ServerBuilder>,
+    configure: impl Fn(volley_server::ServerBuilder) -> volley_server::ServerBuilder,
+) -> Result<()> {
+    // Signals and new builders, in one queue.
+    let (tx, events) = mpsc::channel::<Option<volley_server::ServerBuilder>>();
+    let on_signal = tx.clone();
+    crate::signal::on_first(move |which| {
+        info!("received {which}, draining");
+        let _ = on_signal.send(None);
+    });
+    thread::spawn(move || {
+        for b in next {
+            if tx.send(Some(b)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut current = Running::start(first, listeners, threads, name)?;
+    loop {
+        match events.recv() {
+            Ok(Some(builder)) => match configure(builder).build() {
+                Ok(server) => {
+                    let fresh = Running::start(Arc::new(server), listeners, threads, name)?;
+                    std::mem::replace(&mut current, fresh).drain()?;
+                    info!("now serving the new descriptors; the old server has drained");
+                }
+                Err(e) => warn!("the new descriptors cannot be served ({e}); the old ones stay"),
+            },
+            Ok(None) | Err(_) => return current.drain(),
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The one place the binary handles signals: on SIGINT and SIGTERM `serve` drains, `bench` ends
 //! its run (the report is still written), the harness commands of `volley lab` stop and clean
-//! up; on SIGHUP `serve` rereads its TLS files.
+//! up; on SIGHUP `serve` and `gateway` reread their TLS files, and `gateway` its descriptors.
 
 use std::{future::Future, pin::Pin};
 

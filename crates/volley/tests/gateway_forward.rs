@@ -305,3 +305,152 @@ fn a_rule_file_gives_rest_to_a_server_whose_protos_have_no_rules() {
     assert!(last.contains("grpc.testing.TestService.NoSuch"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A shop proto with `methods` (each `rpc M(Req) returns (Resp)` with `GET /v1/m`).
+fn shop_proto(dir: &std::path::Path, methods: &[&str]) -> std::path::PathBuf {
+    let rpcs: String = methods
+        .iter()
+        .map(|m| {
+            format!(
+                "  rpc {m}(Req) returns (Resp) {{ option (google.api.http) = {{ get: \"/v1/{}\" }}; }}\n",
+                m.to_lowercase()
+            )
+        })
+        .collect();
+    let file = dir.join("shop.proto");
+    std::fs::write(
+        &file,
+        format!(
+            "syntax = \"proto3\";\npackage shop.v1;\nimport \"google/api/annotations.proto\";\n\
+             message Req {{ string id = 1; }}\nmessage Resp {{ string name = 1; }}\n\
+             service Shop {{\n{rpcs}}}\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// The HTTP status of `GET path` on `gw`.
+fn status(gw: &VolleyProcess, path: &str) -> u16 {
+    let out = ok_stdout(Command::new(tool("curl")).args([
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{}{path}", gw.addr()),
+    ]));
+    out.trim().parse().unwrap()
+}
+
+fn eventually(what: &str, gw: &VolleyProcess, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(15);
+    while !done() {
+        assert!(
+            Instant::now() < until,
+            "{what} did not happen:\n{}",
+            gw.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sighup_rereads_the_files_and_the_new_methods_are_served() {
+    let dir = std::env::temp_dir().join(format!("volley-gw-hup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let include = workspace().join("proto");
+    let full = dir.join("upstream");
+    std::fs::create_dir_all(&full).unwrap();
+    let up_proto = shop_proto(&full, &["Get", "List"]);
+    let up = VolleyProcess::start(
+        VOLLEY.bin(),
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--no-builtin",
+            "--proto",
+            up_proto.to_str().unwrap(),
+            "-i",
+            include.to_str().unwrap(),
+        ],
+    );
+    let proto = shop_proto(&dir, &["Get"]);
+    let gw = gateway(
+        &up.addr().to_string(),
+        &[
+            "--proto",
+            proto.to_str().unwrap(),
+            "-i",
+            include.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status(&gw, "/v1/get"), 200);
+    assert_eq!(status(&gw, "/v1/list"), 404);
+    shop_proto(&dir, &["Get", "List"]);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(gw.pid() as i32).unwrap(),
+        rustix::process::Signal::HUP,
+    )
+    .unwrap();
+    eventually("serving List after SIGHUP", &gw, || {
+        status(&gw, "/v1/list") == 200
+    });
+    assert_eq!(status(&gw, "/v1/get"), 200, "the old methods stay");
+    assert!(
+        gw.log().contains("the descriptors changed (SIGHUP)"),
+        "{}",
+        gw.log()
+    );
+    // Nothing changed: said so, nothing rebuilt.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(gw.pid() as i32).unwrap(),
+        rustix::process::Signal::HUP,
+    )
+    .unwrap();
+    eventually("the unchanged line", &gw, || {
+        gw.log().contains("SIGHUP: the descriptors are unchanged")
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_change_in_the_upstreams_reflection_is_served_without_a_restart() {
+    let dir = std::env::temp_dir().join(format!("volley-gw-refl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let include = workspace().join("proto");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let serve = |methods: &[&str]| {
+        let proto = shop_proto(&dir, methods);
+        VolleyProcess::start(
+            VOLLEY.bin(),
+            &[
+                "serve",
+                "--addr",
+                &addr,
+                "--no-builtin",
+                "--proto",
+                proto.to_str().unwrap(),
+                "-i",
+                include.to_str().unwrap(),
+            ],
+        )
+    };
+    let up = serve(&["Get"]);
+    let gw = gateway(&addr, &["--reload-interval", "300ms"]);
+    assert_eq!(status(&gw, "/v1/get"), 200);
+    assert_eq!(status(&gw, "/v1/list"), 404);
+    drop(up);
+    let _up = serve(&["Get", "List"]);
+    eventually("serving List after the upstream changed", &gw, || {
+        status(&gw, "/v1/list") == 200
+    });
+    assert!(
+        gw.log()
+            .contains("the descriptors changed (a change in the upstream's reflection)"),
+        "{}",
+        gw.log()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
