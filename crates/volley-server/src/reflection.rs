@@ -3,7 +3,6 @@
 use std::{collections::HashSet, sync::Arc};
 
 use futures_util::StreamExt;
-use prost::Message;
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
 use crate::{
@@ -155,6 +154,8 @@ fn error(code: Code, message: &str) -> Resp {
 
 #[cfg(test)]
 mod tests {
+    use prost::Message;
+
     use super::*;
 
     fn index() -> Index {
