@@ -10,7 +10,7 @@
 //! - [`orders`]: `volley lab orders`, the order study of seed 004 (unary vs bidi streams, many
 //!   clients, plaintext vs TLS, one host vs two network namespaces) on the bench engine.
 //! - [`gateway`]: `volley lab gateway`, seed 002's HTTP gateway in front of a gRPC backend with
-//!   a chosen connection strategy.
+//!   a chosen connection strategy, on the product (`volley-gateway`).
 //! - [`link`]: `volley lab link`, a TCP relay with delay, jitter and a rate cap (for kernels
 //!   without netem).
 //! - [`netns`], [`child`]: two network namespaces joined by a veth pair, and child `volley`
@@ -23,12 +23,9 @@ pub mod gateway;
 pub mod link;
 pub mod netns;
 pub mod orders;
-mod runtime;
 pub mod seeds;
 
 use std::{future::Future, pin::Pin};
-
-pub(crate) use runtime::runtime;
 
 /// Waits for the next SIGINT or SIGTERM and names it (`"SIGINT"`): how a long-running harness
 /// command learns to stop. The binary passes its one signal handler (`volley::signal::next`).

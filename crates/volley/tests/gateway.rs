@@ -1,6 +1,7 @@
-//! `volley serve gateway` (seed 002): curl gets the backend's greeting through every strategy;
-//! a backend that goes away gets 503 with one line, and the gateway recovers by itself when it
-//! returns; `volley bench` loads `/performance`; a bad strategy is a one-line CLI error.
+//! `volley serve gateway` (seed 002, on `volley gateway`): curl gets the backend's greeting
+//! through every strategy; a backend that goes away gets 503 with one line, and the gateway
+//! recovers by itself when it returns; `volley bench` loads `/performance`; a bad strategy is a
+//! one-line CLI error.
 
 use std::{
     process::Command,
@@ -52,7 +53,7 @@ fn every_strategy_answers_through_the_gateway() {
     for strategy in ["per-request", "single", "pool:3", "expanding:4"] {
         let gw = gateway(&be_addr, strategy);
         let url = format!("http://{}/performance", gw.addr());
-        assert_eq!(get(&url), (200, "Hello volley\n".to_owned()), "{strategy}");
+        assert_eq!(get(&url), (200, r#""Hello ""#.to_owned()), "{strategy}");
         let (code, _) = get(&format!("http://{}/other", gw.addr()));
         assert_eq!(code, 404);
 
@@ -81,7 +82,7 @@ fn a_backend_that_goes_away_gets_503_and_the_gateway_recovers() {
     assert_eq!(code, 503, "{body}");
     assert_eq!(body.lines().count(), 1, "{body}");
     assert!(
-        body.starts_with("backend: connection error: cannot connect to"),
+        body.starts_with(r#"{"code":14,"message":"connection error: cannot connect to"#),
         "{body}"
     );
 
@@ -95,7 +96,7 @@ fn a_backend_that_goes_away_gets_503_and_the_gateway_recovers() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(last, (200, "Hello volley\n".to_owned()));
+    assert_eq!(last, (200, r#""Hello ""#.to_owned()));
 }
 
 #[test]
