@@ -318,7 +318,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Serve the REST rules as an OpenAPI 3 document at `GET /openapi.json` (see [`openapi`]),
+    /// Serve the REST rules as an OpenAPI 3 document at `GET /openapi.json` and
+    /// `GET /openapi.yaml` (see [`openapi`]),
     /// titled `title`; an endpoint like any other, so a token check covers it. Needs the `web`
     /// feature.
     ///
@@ -416,19 +417,8 @@ impl ServerBuilder {
         }
         #[cfg(feature = "web")]
         if let Some(title) = self.openapi.take() {
-            let doc = Bytes::from(crate::openapi::document(&rest, &title).to_string());
-            self.endpoints.push(Endpoint {
-                method: http::Method::GET,
-                path: "/openapi.json".into(),
-                handle: Arc::new(move |_| {
-                    let mut r = http::Response::new(doc.clone());
-                    r.headers_mut().insert(
-                        http::header::CONTENT_TYPE,
-                        http::HeaderValue::from_static("application/json"),
-                    );
-                    Box::pin(std::future::ready(r))
-                }),
-            });
+            self.endpoints
+                .extend(crate::openapi::endpoints(&rest, &title));
         }
         let descriptors = pool
             .services()

@@ -6,14 +6,20 @@
 //! Schemas follow proto3's JSON mapping (64-bit integers as strings, enums by name, bytes as
 //! base64, maps as objects, well-known types as their JSON forms); `google.api.field_behavior`
 //! gives `required`, `readOnly` and `writeOnly`; the files' comments are the descriptions.
-//! `GET /openapi.json` serves it ([`ServerBuilder::openapi`](crate::ServerBuilder::openapi)).
+//! `GET /openapi.json` and `GET /openapi.yaml` serve it
+//! ([`ServerBuilder::openapi`](crate::ServerBuilder::openapi)).
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
+
+use bytes::Bytes;
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, Value as PValue};
 use serde_json::{Map, Value, json};
 
-use crate::route::rest::{Route, RuleError};
+use crate::route::{
+    Endpoint,
+    rest::{Route, RuleError},
+};
 
 /// The document for every rule in `pool`'s method options.
 pub fn from_descriptors(pool: &DescriptorPool, title: &str) -> Result<Value, RuleError> {
@@ -24,6 +30,33 @@ pub fn from_descriptors(pool: &DescriptorPool, title: &str) -> Result<Value, Rul
         }
     }
     Ok(document(&routes, title))
+}
+
+/// `GET /openapi.json` and `GET /openapi.yaml`, answering the document for `routes`.
+pub(crate) fn endpoints(routes: &[Route], title: &str) -> Vec<Endpoint> {
+    let doc = document(routes, title);
+    let yaml = serde_yaml::to_string(&doc).unwrap_or_default();
+    [
+        ("/openapi.json", doc.to_string(), "application/json"),
+        ("/openapi.yaml", yaml, "application/yaml"),
+    ]
+    .into_iter()
+    .map(|(path, body, kind)| {
+        let body = Bytes::from(body);
+        Endpoint {
+            method: http::Method::GET,
+            path: path.into(),
+            handle: Arc::new(move |_| {
+                let mut r = http::Response::new(body.clone());
+                r.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static(kind),
+                );
+                Box::pin(std::future::ready(r))
+            }),
+        }
+    })
+    .collect()
 }
 
 /// The document for `routes`.

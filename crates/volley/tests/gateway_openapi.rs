@@ -140,6 +140,13 @@ fn the_gateway_and_serve_answer_openapi_json_and_a_token_covers_it() {
     };
     assert_eq!(keys(&served), keys(&ours()));
 
+    // The same document in YAML.
+    let yaml = ok_stdout(
+        Command::new(tool("curl")).args(["-s", &format!("http://{}/openapi.yaml", gw.addr())]),
+    );
+    let from_yaml: Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(from_yaml, served);
+
     let serve = VOLLEY.serve(&["--require-token", "t0k"]);
     assert_eq!(get(serve.addr(), None).0, "401");
     let (code, body) = get(serve.addr(), Some("t0k"));

@@ -243,6 +243,17 @@ const CASES: &[Case] = &[
     get("/v1/shelves/1/books/2"),
     send("DELETE", "/v1/shelves/3", ""),
     send("DELETE", "/v1/shelves/3", ""),
+    // google.protobuf.Any in a body (and back), by its @type.
+    send(
+        "POST",
+        "/v1/annotate",
+        r#"{"note":{"@type":"type.googleapis.com/bookstore.v1.Shelf","id":"9","theme":"Notes"}}"#,
+    ),
+    send(
+        "POST",
+        "/v1/annotate",
+        r#"{"note":{"@type":"type.googleapis.com/google.protobuf.Duration","value":"1.5s"}}"#,
+    ),
     send("POST", "/v1/echo", r#"{"text":"bad","code":3}"#),
     send("POST", "/v1/echo", r#"{"text":"away","code":14}"#),
     send("POST", "/v1/echo", r#"{"text":"late","code":4}"#),

@@ -231,6 +231,10 @@ func (s *store) WatchShelf(r *pb.WatchShelfRequest, st grpc.ServerStreamingServe
 	return nil
 }
 
+func (s *store) Annotate(_ context.Context, r *pb.AnnotateRequest) (*pb.AnnotateResponse, error) {
+	return &pb.AnnotateResponse{Note: r.Note}, nil
+}
+
 func (s *store) Echo(ctx context.Context, r *pb.EchoRequest) (*pb.EchoResponse, error) {
 	if r.Code != 0 {
 		return nil, status.Error(codes.Code(r.Code), "echoed status: "+r.Text)
