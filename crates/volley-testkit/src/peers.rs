@@ -48,7 +48,8 @@ pub fn drive_browser_example(url: &str) -> Value {
 }
 
 /// Checks the example page's results over every protocol: the greeting, the user, the
-/// stream, a request header echoed back through CORS, an error with its code and message.
+/// stream, a request header echoed back through CORS, TestService's stream, an error with its
+/// code and message.
 pub fn assert_browser_example_results(seen: &Value) {
     for p in BROWSER_PROTOCOLS {
         let r = &seen["results"][p];
@@ -66,6 +67,7 @@ pub fn assert_browser_example_results(seen: &Value) {
         );
         // A request header the preflight allowed, echoed in a response header CORS exposed.
         assert_eq!(r["echoedHeader"], "from-the-page", "{p}: {r}");
+        assert_eq!(r["testStream"], json!([1, 2, 3]), "{p}: {r}");
         assert_eq!(
             r["error"],
             json!({"code": "InvalidArgument", "message": "the page asked for this error"}),

@@ -1,7 +1,8 @@
 //! `volley gateway` forwarding to servers volley did not write: grpc-go's interop client runs
 //! every case through the gateway's gRPC pass-through to grpc-go's interop server; a web page in
 //! headless Chromium calls through the gateway over Connect JSON, Connect proto and gRPC-Web
-//! (connect-web, CORS from the gateway's flags); an upstream that goes away is 503 with one log
+//! (connect-web, CORS from the gateway's flags), to `volley serve` and to grpc-go's interop
+//! server; an upstream that goes away is 503 with one log
 //! line per outage and the gateway recovers by itself; `--require-token` covers the gateway's
 //! port; a rule that cannot be served, and an upstream with neither reflection nor files, are
 //! refused at start with one line.
@@ -12,11 +13,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use volley_testkit::{
     Volley, VolleyProcess, ok_stdout,
     pages::StaticFiles,
-    peers::{GO_INTEROP_CASES, assert_browser_example_results, drive_browser_example},
+    peers::{
+        BROWSER_PROTOCOLS, GO_INTEROP_CASES, assert_browser_example_results,
+        drive_browser_example,
+    },
     tool, volley, workspace,
 };
 
@@ -120,6 +124,45 @@ fn a_web_page_calls_through_the_gateway_over_connect_and_grpc_web() {
     let seen = drive_browser_example(&format!("{origin}/index.html?api=http://{}", gw.addr()));
     // The header the page sends is echoed by the upstream and passed back by the gateway.
     assert_browser_example_results(&seen);
+}
+
+#[test]
+fn a_web_page_calls_grpc_gos_interop_server_through_the_gateway() {
+    let server = interop_server();
+    let pages = StaticFiles::serve(workspace().join("examples/browser"));
+    let origin = format!("http://127.0.0.1:{}", pages.port());
+    let proto = workspace().join("proto/grpc/testing/test.proto");
+    let include = workspace().join("proto");
+    let gw = gateway(
+        &format!("127.0.0.1:{}", server.1),
+        &[
+            "--proto",
+            proto.to_str().unwrap(),
+            "-i",
+            include.to_str().unwrap(),
+            "--cors-origin",
+            &origin,
+            "--cors-header",
+            "x-grpc-test-echo-initial",
+        ],
+    );
+    // Only the page's grpc.testing calls: grpc-go's server has no Greeter.
+    let seen = drive_browser_example(&format!(
+        "{origin}/index.html?api=http://{}&suite=interop",
+        gw.addr()
+    ));
+    for p in BROWSER_PROTOCOLS {
+        let r = &seen["results"][p];
+        assert!(r.get("failure").is_none(), "{p}: {seen}");
+        // Echoed by grpc-go's server, passed back by the gateway, exposed by CORS.
+        assert_eq!(r["echoedHeader"], "from-the-page", "{p}: {r}");
+        assert_eq!(r["testStream"], json!([1, 2, 3]), "{p}: {r}");
+        assert_eq!(
+            r["error"],
+            json!({"code": "InvalidArgument", "message": "the page asked for this error"}),
+            "{p}: {r}"
+        );
+    }
 }
 
 /// A Connect JSON call to the greeter through `gw`: (HTTP status, body).
