@@ -18,8 +18,7 @@ use volley_testkit::{
     Volley, VolleyProcess, ok_stdout,
     pages::StaticFiles,
     peers::{
-        BROWSER_PROTOCOLS, GO_INTEROP_CASES, assert_browser_example_results,
-        drive_browser_example,
+        BROWSER_PROTOCOLS, GO_INTEROP_CASES, assert_browser_example_results, drive_browser_example,
     },
     tool, volley, workspace,
 };
