@@ -156,6 +156,52 @@ fn the_gateway_and_serve_answer_openapi_json_and_a_token_covers_it() {
     assert!(doc["paths"]["/v1/users/{id}"]["get"].is_object(), "{doc}");
 }
 
+#[test]
+fn every_document_route_answers_to_the_token_on_serve_and_on_the_gateway() {
+    let up = VolleyProcess::start(&tool("bookstore"), &["upstream", "127.0.0.1:0"]);
+    let upstream = up.addr().to_string();
+    let gw = VolleyProcess::start(
+        VOLLEY.bin(),
+        &[
+            "gateway",
+            "--upstream",
+            &upstream,
+            "--addr",
+            "127.0.0.1:0",
+            "--require-token",
+            "t0k",
+        ],
+    );
+    let serve = VOLLEY.serve(&["--require-token", "t0k"]);
+    let code = |addr: std::net::SocketAddr, path: &str, token: Option<&str>| -> String {
+        let mut cmd = Command::new(tool("curl"));
+        cmd.args(["-s", "-o", "/dev/null", "-w", "%{http_code}"]);
+        if let Some(t) = token {
+            cmd.args(["-H", &format!("authorization: Bearer {t}")]);
+        }
+        ok_stdout(cmd.arg(format!("http://{addr}{path}")))
+    };
+    for addr in [gw.addr(), serve.addr()] {
+        for path in ["/openapi.json", "/openapi.yaml"] {
+            assert_eq!(
+                code(addr, path, None),
+                "401",
+                "{addr}{path} without a token"
+            );
+            assert_eq!(
+                code(addr, path, Some("wrong")),
+                "401",
+                "{addr}{path} with a wrong token"
+            );
+            assert_eq!(
+                code(addr, path, Some("t0k")),
+                "200",
+                "{addr}{path} with the token"
+            );
+        }
+    }
+}
+
 /// Every (path, method) → operation.
 fn operations(d: &Value) -> Vec<(String, String, Value)> {
     let mut out = Vec::new();
