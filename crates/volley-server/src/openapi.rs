@@ -312,17 +312,20 @@ fn well_known_schema(
         "BoolValue" => json!({"type": "boolean"}),
         "StringValue" => json!({"type": "string"}),
         "BytesValue" => json!({"type": "string", "format": "bytes"}),
-        "Any" => {
-            schemas.entry("GoogleProtobufAny".into()).or_insert_with(|| {
-                json!({"type": "object", "properties": {"@type": {"type": "string",
-                    "description": "The type of the serialized message."}},
-                    "additionalProperties": true,
-                    "description": "Contains an arbitrary serialized message along with a @type that describes the type of the serialized message."})
-            });
-            json!({"$ref": "#/components/schemas/GoogleProtobufAny"})
-        }
+        "Any" => any_ref(schemas),
         _ => json!({"type": "object"}),
     })
+}
+
+/// A reference to `google.protobuf.Any`'s schema (gnostic's `GoogleProtobufAny`), adding it.
+fn any_ref(schemas: &mut BTreeMap<String, Value>) -> Value {
+    schemas.entry("GoogleProtobufAny".into()).or_insert_with(|| {
+        json!({"type": "object", "properties": {"@type": {"type": "string",
+            "description": "The type of the serialized message."}},
+            "additionalProperties": true,
+            "description": "Contains an arbitrary serialized message along with a @type that describes the type of the serialized message."})
+    });
+    json!({"$ref": "#/components/schemas/GoogleProtobufAny"})
 }
 
 /// `google.rpc.Status`, the errors' body.
@@ -330,13 +333,7 @@ fn status_schema(schemas: &mut BTreeMap<String, Value>) {
     if schemas.contains_key("Status") {
         return;
     }
-    schemas.insert(
-        "GoogleProtobufAny".into(),
-        json!({"type": "object", "properties": {"@type": {"type": "string",
-            "description": "The type of the serialized message."}},
-            "additionalProperties": true,
-            "description": "Contains an arbitrary serialized message along with a @type that describes the type of the serialized message."}),
-    );
+    any_ref(schemas);
     schemas.insert(
         "Status".into(),
         json!({"type": "object", "description": "The error a call ended with (google.rpc.Status).",
